@@ -1,0 +1,157 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// HistoryOptions is `kubectl doctor history`: the revisions kubectl rollout
+// history shows, for every workload at once or for one.
+type HistoryOptions struct {
+	cluster *clusterOptions
+	Output  string
+	Now     time.Time
+	// Kind and Name select one workload (from deployment/NAME); empty for all.
+	Kind, Name string
+	genericiooptions.IOStreams
+}
+
+var historyKinds = map[string]string{
+	"deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment",
+	"daemonset": "DaemonSet", "daemonsets": "DaemonSet", "ds": "DaemonSet",
+	"statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
+}
+
+func newHistoryCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
+	o := &HistoryOptions{cluster: cluster, Output: "table", IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "history [deployment/NAME|daemonset/NAME|statefulset/NAME]",
+		Short: "Show rollout history with change-causes, ages and images, across all namespaces",
+		Example: `  kubectl doctor history
+  kubectl doctor history -n shop deployment/web`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.cluster.complete(cmd); err != nil {
+				return err
+			}
+			if err := o.Complete(args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	return cmd
+}
+
+// Complete parses KIND/NAME; a named workload is looked up in -n or the
+// context's namespace, as kubectl rollout history does.
+func (o *HistoryOptions) Complete(args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	kind, name, ok := strings.Cut(args[0], "/")
+	o.Kind = historyKinds[strings.ToLower(kind)]
+	if !ok || name == "" || o.Kind == "" {
+		return usageError("history: want deployment/NAME, daemonset/NAME or statefulset/NAME, got %q", args[0])
+	}
+	o.Name = name
+	if o.cluster.Namespace == "" {
+		o.cluster.Namespace = o.cluster.ContextNamespace
+	}
+	return nil
+}
+
+// Validate checks the output format.
+func (o *HistoryOptions) Validate() error {
+	if !slices.Contains(report.Formats, o.Output) {
+		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
+	}
+	return nil
+}
+
+func (o *HistoryOptions) reads() []snapshot.Resource {
+	switch o.Kind {
+	case "Deployment":
+		return []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets}
+	case "DaemonSet":
+		return []snapshot.Resource{snapshot.DaemonSets, snapshot.ControllerRevisions}
+	case "StatefulSet":
+		return []snapshot.Resource{snapshot.StatefulSets, snapshot.ControllerRevisions}
+	}
+	return []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.ControllerRevisions}
+}
+
+// Run lists what the histories need, once, and prints them.
+func (o *HistoryOptions) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
+	defer cancel()
+	snap, _, _, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, o.reads())
+	if err != nil {
+		return err
+	}
+	for _, r := range o.reads() {
+		if err := snap.Err(r); err != nil {
+			return &exitError{Code: ExitError, Err: err}
+		}
+	}
+	defer o.cluster.printStats(o.ErrOut)
+	var hs []checks.WorkloadHistory
+	for _, h := range checks.Histories(snap) {
+		if o.Kind == "" || (h.Kind == o.Kind && h.Name == o.Name) {
+			hs = append(hs, h)
+		}
+	}
+	if o.Kind != "" && len(hs) == 0 {
+		return &exitError{Code: ExitError, Err: fmt.Errorf("%s %q not found in namespace %q", strings.ToLower(o.Kind), o.Name, o.cluster.Namespace)}
+	}
+	switch o.Output {
+	case "json":
+		return report.JSON(o.Out, map[string]any{"workloads": nonNil(hs)})
+	case "yaml":
+		return report.YAML(o.Out, map[string]any{"workloads": nonNil(hs)})
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	header := []string{"NAMESPACE", "WORKLOAD", "REVISION", "CHANGE-CAUSE", "AGE", "IMAGES"}
+	if o.Output == "wide" {
+		header = append(header, "SOURCE")
+	}
+	var rows [][]string
+	for _, h := range hs {
+		if len(h.Revisions) == 0 {
+			rows = append(rows, []string{h.Namespace, h.Ref(), "<none>", "", "", ""})
+			continue
+		}
+		for _, r := range h.Revisions {
+			row := []string{h.Namespace, h.Ref(), strconv.FormatInt(r.Revision, 10), orDash(r.ChangeCause, "<none>"),
+				duration.HumanDuration(now.Sub(r.Created)), strings.Join(r.Images, ",")}
+			if o.Output == "wide" {
+				row = append(row, r.Source)
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(o.ErrOut, "No deployments, daemonsets or statefulsets found.")
+		return err
+	}
+	return report.Table(o.Out, header, rows)
+}

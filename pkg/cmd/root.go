@@ -1,0 +1,136 @@
+// Package cmd holds kubectl-doctor's cobra commands. Each command is an
+// Options struct whose Complete fills it from flags and kubeconfig, whose
+// Validate rejects bad input naming the flag, and whose Run does the work:
+// tests build the Options directly and call Run.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+)
+
+// Exit codes, documented in --help and the README.
+const (
+	ExitOK       = 0 // no finding at or above --fail-on
+	ExitFindings = 1 // findings at or above --fail-on
+	ExitError    = 2 // the scan could not run
+)
+
+// exitError carries an exit code through cobra; a nil Err exits quietly
+// (the report already said everything).
+type exitError struct {
+	Code int
+	Err  error
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+const exitCodesHelp = `Exit codes:
+  0  no finding at or above --fail-on
+  1  findings at or above --fail-on
+  2  the scan could not run: bad flag, unreadable kubeconfig, cluster
+     unreachable, timeout (one line on stderr says why)`
+
+// NewRootCommand builds `kubectl doctor` with its subcommands.
+func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	scan := NewScanOptions(streams)
+	root := &cobra.Command{
+		Use:   "kubectl-doctor",
+		Short: "Diagnose a Kubernetes cluster: what is wrong, why, and what to do about it",
+		Long: `kubectl doctor scans the cluster of the current kubeconfig context and prints
+findings by severity, each naming the root-cause object, the evidence and the
+command that fixes or inspects it. It only reads: each resource is listed once
+from the API server's watch cache, Secrets are never read, and a resource you
+may not list only skips the checks that need it.
+
+` + exitCodesHelp,
+		Example: `  # Scan the current context
+  kubectl doctor
+
+  # Gate a CI job on warnings, machine-readable
+  kubectl doctor -o json --fail-on warning
+
+  # Only some checks, one namespace
+  kubectl doctor --check rollout-history -n shop`,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl doctor"},
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := scan.Complete(cmd); err != nil {
+				return err
+			}
+			if err := scan.Validate(); err != nil {
+				return err
+			}
+			return scan.Run(cmd.Context())
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitError{Code: ExitError, Err: err}
+	})
+	scan.AddFlags(root)
+	root.AddCommand(
+		newChecksCommand(streams),
+		newExplainCommand(streams),
+		newTaintsCommand(streams, scan.cluster),
+		newHistoryCommand(streams, scan.cluster),
+		newVersionCommand(streams),
+	)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	return root
+}
+
+// Execute runs the command line and returns the process exit code. Errors
+// become one line on stderr; nothing panics out of here.
+func Execute(ctx context.Context, streams genericiooptions.IOStreams, args []string) (code int) {
+	defer func() {
+		if v := recover(); v != nil {
+			fmt.Fprintf(streams.ErrOut, "error: internal error: %v\n", v)
+			code = ExitError
+		}
+	}()
+	root := NewRootCommand(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil {
+			fmt.Fprintln(streams.ErrOut, "error: "+oneLine(ee.Err.Error()))
+		}
+		return ee.Code
+	}
+	fmt.Fprintln(streams.ErrOut, "error: "+oneLine(err.Error()))
+	return ExitError
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// checkNames completes --check, --skip and `explain` with check names.
+func checkNames(_ *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+	var out []string
+	for _, c := range checks.All() {
+		out = append(out, c.Name+"\t"+c.Title())
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

@@ -1,0 +1,110 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
+)
+
+// ScanOptions is `kubectl doctor` without a subcommand.
+type ScanOptions struct {
+	cluster *clusterOptions
+
+	Only   []string
+	Skip   []string
+	Output string
+	FailOn string
+
+	failOn doctor.Severity
+	checks []*doctor.Check
+	// Now is the clock checks see; zero means time.Now.
+	Now time.Time
+
+	genericiooptions.IOStreams
+}
+
+// NewScanOptions returns options with kubectl-doctor's defaults.
+func NewScanOptions(streams genericiooptions.IOStreams) *ScanOptions {
+	return &ScanOptions{cluster: newClusterOptions(), Output: "table", FailOn: "critical", IOStreams: streams}
+}
+
+// AddFlags registers the scan's flags on the root command.
+func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	o.cluster.addFlags(cmd.PersistentFlags())
+	fs.StringSliceVar(&o.Only, "check", nil, "Run only these checks (comma-separated names; see 'kubectl doctor checks')")
+	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+	_ = cmd.RegisterFlagCompletionFunc("check", checkNames)
+	_ = cmd.RegisterFlagCompletionFunc("skip", checkNames)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"critical", "warning", "info", "never"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// Complete resolves the cluster and the selected checks.
+func (o *ScanOptions) Complete(cmd *cobra.Command) error {
+	return o.cluster.complete(cmd)
+}
+
+// Validate rejects bad flag values, naming the flag.
+func (o *ScanOptions) Validate() error {
+	if !slices.Contains(report.Formats, o.Output) {
+		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
+	}
+	sev, err := doctor.ParseSeverity(o.FailOn)
+	if err != nil {
+		return usageError("--fail-on: %v", err)
+	}
+	o.failOn = sev
+	all := checks.All()
+	if err := doctor.Validate(all); err != nil {
+		return fmt.Errorf("internal: invalid check registry: %w", err)
+	}
+	selected, err := doctor.Select(all, o.Only, o.Skip)
+	if err != nil {
+		return usageError("--check/--skip: %v", err)
+	}
+	if len(selected) == 0 {
+		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
+	}
+	o.checks = selected
+	return nil
+}
+
+// Run scans the cluster, prints the report and turns it into an exit code.
+func (o *ScanOptions) Run(ctx context.Context) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
+	defer cancel()
+
+	snap, ver, cfg, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, doctor.Reads(o.checks))
+	if err != nil {
+		return err
+	}
+	now := o.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	r := doctor.Run(ctx, snap, o.checks, now)
+	r.Cluster = doctor.Cluster{Server: cfg.Host, Version: ver.GitVersion, Namespace: o.cluster.Namespace}
+	r.Requests = o.cluster.requests()
+	r.Duration = doctor.Duration(time.Since(start))
+
+	if err := report.Print(o.Out, r, report.Options{Format: o.Output, Color: useColor(o.Out)}); err != nil {
+		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
+	}
+	o.cluster.printStats(o.ErrOut)
+	if r.Fails(o.failOn) {
+		return &exitError{Code: ExitFindings}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package doctor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ObjectRef names the root-cause object of a finding: the Deployment that
+// owns a storm of pods, not each pod.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// String is the kubectl-style "kind/name" (with "ns/" in front when namespaced).
+func (o ObjectRef) String() string {
+	s := strings.ToLower(o.Kind) + "/" + o.Name
+	if o.Namespace != "" {
+		return o.Namespace + "/" + s
+	}
+	return s
+}
+
+// Remediation is one thing the operator can do: a verb phrase, and where one
+// exists the exact command with real names filled in. It is printed, never run.
+type Remediation struct {
+	Text    string `json:"text"`
+	Command string `json:"command,omitempty"`
+}
+
+// Finding is one root cause. Count says how many objects it stands for and
+// Examples names up to three of them, so 5,000 failed pods stay one line.
+type Finding struct {
+	Check       string        `json:"check"`
+	Severity    Severity      `json:"severity"`
+	Object      ObjectRef     `json:"object"`
+	Message     string        `json:"message"`
+	Count       int           `json:"count"`
+	Examples    []string      `json:"examples,omitempty"`
+	Remediation []Remediation `json:"remediation,omitempty"`
+}
+
+// MaxExamples is how many example names a grouped finding carries.
+const MaxExamples = 3
+
+// Examples returns the first MaxExamples of names after sorting a copy, so a
+// grouped finding always shows the same examples for the same cluster.
+func Examples(names []string) []string {
+	s := append([]string(nil), names...)
+	sort.Strings(s)
+	if len(s) > MaxExamples {
+		s = s[:MaxExamples]
+	}
+	return s
+}
+
+// Plural formats "1 pod" / "3 pods" with thousands separators.
+func Plural(n int, singular, plural string) string {
+	if n == 1 {
+		return "1 " + singular
+	}
+	return Thousands(n) + " " + plural
+}
+
+// Thousands formats n as 12,500.
+func Thousands(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
+}

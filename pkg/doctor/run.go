@@ -1,0 +1,241 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// Check statuses in a report.
+const (
+	StatusPassed  = "passed"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+	StatusError   = "error"
+)
+
+// Run runs the checks concurrently against one snapshot. A check whose reads
+// failed is skipped (forbidden, not served) or errored with the reason; a
+// check that returns an error or panics becomes an error entry. Nothing a
+// check does can abort the scan. The report is sorted deterministically.
+func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time.Time) *Report {
+	results := make([]CheckResult, len(checks))
+	findings := make([][]Finding, len(checks))
+
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		if res, ok := blocked(snap, c); ok {
+			results[i] = res
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-ctx.Done():
+				results[i] = CheckResult{Name: c.Name, Status: StatusError, Reason: "scan cancelled: " + ctx.Err().Error()}
+				return
+			}
+			results[i], findings[i] = runOne(c, snap, now)
+		}()
+	}
+	wg.Wait()
+
+	r := &Report{APIVersion: APIVersion, Kind: "Report", Checks: results}
+	for _, fs := range findings {
+		r.Findings = append(r.Findings, fs...)
+	}
+	r.sort()
+	r.tally()
+	return r
+}
+
+// blocked says whether a check cannot run because a resource it reads could
+// not be listed, and why.
+func blocked(snap *snapshot.Snapshot, c *Check) (CheckResult, bool) {
+	var skip, fail []string
+	for _, res := range c.Reads {
+		err := snap.Err(res)
+		if err == nil {
+			continue
+		}
+		if snapshot.IsSkippable(err) {
+			skip = appendUnique(skip, err.Error())
+		} else {
+			fail = appendUnique(fail, err.Error())
+		}
+	}
+	switch {
+	case len(fail) > 0:
+		return CheckResult{Name: c.Name, Status: StatusError, Reason: strings.Join(fail, "; ")}, true
+	case len(skip) > 0:
+		return CheckResult{Name: c.Name, Status: StatusSkipped, Reason: strings.Join(skip, "; ")}, true
+	}
+	return CheckResult{}, false
+}
+
+func appendUnique(list []string, s string) []string {
+	if contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+func runOne(c *Check, snap *snapshot.Snapshot, now time.Time) (res CheckResult, fs []Finding) {
+	res.Name = c.Name
+	defer func() {
+		if v := recover(); v != nil {
+			res, fs = CheckResult{Name: c.Name, Status: StatusError, Reason: fmt.Sprintf("check panicked: %v", v)}, nil
+		}
+	}()
+	p := &Pass{Check: c, Snapshot: snap, Now: now}
+	if err := c.Run(p); err != nil {
+		return CheckResult{Name: c.Name, Status: StatusError, Reason: err.Error()}, nil
+	}
+	res.Status = StatusPassed
+	if len(p.findings) > 0 {
+		res.Status = StatusFailed
+	}
+	res.Findings = len(p.findings)
+	return res, p.findings
+}
+
+// APIVersion is the version of the JSON/YAML report contract.
+const APIVersion = "doctor.kubectl.io/v1alpha1"
+
+// Report is the result of a scan, and the one document every printer renders.
+// Its JSON field names are a contract for CI; add fields, never rename them.
+type Report struct {
+	APIVersion string        `json:"apiVersion"`
+	Kind       string        `json:"kind"`
+	Cluster    Cluster       `json:"cluster"`
+	Summary    Summary       `json:"summary"`
+	Checks     []CheckResult `json:"checks"`
+	Findings   []Finding     `json:"findings"`
+	// Requests counts the HTTP requests the scan sent to the API server.
+	Requests int `json:"requests"`
+	// Duration is the wall time of the scan.
+	Duration Duration `json:"duration"`
+}
+
+// Cluster identifies what was scanned.
+type Cluster struct {
+	Server    string `json:"server"`
+	Version   string `json:"version"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Summary counts findings by severity and checks by status.
+type Summary struct {
+	Critical int `json:"critical"`
+	Warning  int `json:"warning"`
+	Info     int `json:"info"`
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Skipped  int `json:"skipped"`
+	Errors   int `json:"errors"`
+}
+
+// CheckResult is the outcome of one check.
+type CheckResult struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+	Findings int    `json:"findings"`
+}
+
+// Duration marshals as a Go duration string ("412ms").
+type Duration time.Duration
+
+// MarshalText renders the duration rounded to milliseconds.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(time.Duration(d).Round(time.Millisecond).String()), nil
+}
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+func (r *Report) sort() {
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i], r.Findings[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Check != b.Check {
+			return a.Check < b.Check
+		}
+		if a.Object.Namespace != b.Object.Namespace {
+			return a.Object.Namespace < b.Object.Namespace
+		}
+		if a.Object.Name != b.Object.Name {
+			return a.Object.Name < b.Object.Name
+		}
+		if a.Object.Kind != b.Object.Kind {
+			return a.Object.Kind < b.Object.Kind
+		}
+		return a.Message < b.Message
+	})
+	sort.SliceStable(r.Checks, func(i, j int) bool { return r.Checks[i].Name < r.Checks[j].Name })
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+}
+
+func (r *Report) tally() {
+	r.Summary = Summary{}
+	for _, f := range r.Findings {
+		switch f.Severity {
+		case Critical:
+			r.Summary.Critical++
+		case Warning:
+			r.Summary.Warning++
+		default:
+			r.Summary.Info++
+		}
+	}
+	for _, c := range r.Checks {
+		switch c.Status {
+		case StatusPassed:
+			r.Summary.Passed++
+		case StatusFailed:
+			r.Summary.Failed++
+		case StatusSkipped:
+			r.Summary.Skipped++
+		default:
+			r.Summary.Errors++
+		}
+	}
+}
+
+// Worst is the highest severity among the findings, 0 when there are none.
+func (r *Report) Worst() Severity {
+	var w Severity
+	for _, f := range r.Findings {
+		if f.Severity > w {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// Fails says whether the report should fail a CI run gated at threshold.
+func (r *Report) Fails(threshold Severity) bool {
+	return threshold != Never && r.Worst() >= threshold
+}
+
+// ErrNoChecks is returned when --check/--skip leave nothing to run.
+var ErrNoChecks = errors.New("no checks selected")

@@ -1,0 +1,179 @@
+// Package report renders a doctor.Report as a table for people or as JSON or
+// YAML for machines. It owns colour and terminal escaping, so no check or
+// command has to think about either.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fatih/color"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+)
+
+// Formats accepted by -o.
+var Formats = []string{"table", "wide", "json", "yaml"}
+
+// Options says how to print.
+type Options struct {
+	Format string
+	// Color enables ANSI colour; the caller decides (TTY and NO_COLOR).
+	Color bool
+}
+
+// Print writes r in the requested format.
+func Print(w io.Writer, r *doctor.Report, o Options) error {
+	switch o.Format {
+	case "json":
+		return JSON(w, r)
+	case "yaml":
+		return YAML(w, r)
+	case "table", "wide", "":
+		return table(w, r, o)
+	}
+	return fmt.Errorf("unknown output format %q", o.Format)
+}
+
+// JSON writes v as indented JSON.
+func JSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// YAML writes v as YAML with the same field names as JSON.
+func YAML(w io.Writer, v any) error {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Esc makes a cluster-supplied string safe to print on a terminal.
+func Esc(s string) string { return printers.EscapeTerminal(s) }
+
+type palette struct {
+	sev   map[doctor.Severity]*color.Color
+	dim   *color.Color
+	bold  *color.Color
+	green *color.Color
+}
+
+func newPalette(on bool) palette {
+	p := palette{
+		sev: map[doctor.Severity]*color.Color{
+			doctor.Critical: color.New(color.FgRed, color.Bold),
+			doctor.Warning:  color.New(color.FgYellow, color.Bold),
+			doctor.Info:     color.New(color.FgCyan),
+		},
+		dim:   color.New(color.Faint),
+		bold:  color.New(color.Bold),
+		green: color.New(color.FgGreen),
+	}
+	for _, c := range append([]*color.Color{p.dim, p.bold, p.green}, p.sev[doctor.Critical], p.sev[doctor.Warning], p.sev[doctor.Info]) {
+		if on {
+			c.EnableColor()
+		} else {
+			c.DisableColor()
+		}
+	}
+	return p
+}
+
+func table(w io.Writer, r *doctor.Report, o Options) error {
+	p := newPalette(o.Color)
+	var b strings.Builder
+	for _, sev := range []doctor.Severity{doctor.Critical, doctor.Warning, doctor.Info} {
+		var group []doctor.Finding
+		for _, f := range r.Findings {
+			if f.Severity == sev {
+				group = append(group, f)
+			}
+		}
+		if len(group) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s\n", p.sev[sev].Sprintf("%s (%d)", strings.ToUpper(sev.String()), len(group)))
+		for _, f := range group {
+			writeFinding(&b, f, p, o.Format == "wide")
+		}
+	}
+	for _, c := range r.Checks {
+		if c.Status == doctor.StatusSkipped || c.Status == doctor.StatusError {
+			fmt.Fprintf(&b, "%s %s: %s\n", p.dim.Sprint(c.Status), c.Name, Esc(c.Reason))
+		}
+	}
+	if o.Format == "wide" {
+		fmt.Fprintf(&b, "\ncluster %s (%s)\n", Esc(r.Cluster.Server), Esc(r.Cluster.Version))
+		for _, c := range r.Checks {
+			fmt.Fprintf(&b, "  %-8s %-28s %d findings\n", c.Status, c.Name, c.Findings)
+		}
+	}
+	if len(r.Findings) == 0 {
+		fmt.Fprintf(&b, "%s\n", p.green.Sprint("No problems found."))
+	}
+	if len(r.Findings) > 0 || o.Format == "wide" || r.Summary.Skipped+r.Summary.Errors > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString(SummaryLine(r) + "\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFinding(b *strings.Builder, f doctor.Finding, p palette, wide bool) {
+	obj := f.Object.Kind + "/" + f.Object.Name
+	if f.Object.Namespace != "" {
+		obj = f.Object.Namespace + "/" + obj
+	}
+	count := ""
+	if f.Count > 1 {
+		count = fmt.Sprintf("  ×%s", doctor.Thousands(f.Count))
+	}
+	fmt.Fprintf(b, "  %s%s  %s\n", p.bold.Sprint(Esc(obj)), count, p.dim.Sprintf("[%s]", f.Check))
+	fmt.Fprintf(b, "    %s\n", Esc(f.Message))
+	if len(f.Examples) > 0 && (wide || f.Count > 1) {
+		ex := make([]string, len(f.Examples))
+		for i, e := range f.Examples {
+			ex[i] = Esc(e)
+		}
+		fmt.Fprintf(b, "    %s %s\n", p.dim.Sprint("e.g."), strings.Join(ex, ", "))
+	}
+	for _, rem := range f.Remediation {
+		fmt.Fprintf(b, "    → %s\n", Esc(rem.Text))
+		if rem.Command != "" {
+			fmt.Fprintf(b, "      %s\n", p.bold.Sprint("$ "+Esc(rem.Command)))
+		}
+	}
+}
+
+// SummaryLine is "2 critical, 3 warning, 5 info · 14 checks passed, 1 skipped · 23 API requests in 0.4s".
+func SummaryLine(r *doctor.Report) string {
+	s := r.Summary
+	line := fmt.Sprintf("%d critical, %d warning, %d info · %s passed", s.Critical, s.Warning, s.Info,
+		doctor.Plural(s.Passed, "check", "checks"))
+	if s.Failed > 0 {
+		line += fmt.Sprintf(", %d failed", s.Failed)
+	}
+	line += fmt.Sprintf(", %d skipped", s.Skipped)
+	if s.Errors > 0 {
+		line += fmt.Sprintf(", %d errors", s.Errors)
+	}
+	line += fmt.Sprintf(" · %s in %s", doctor.Plural(r.Requests, "API request", "API requests"),
+		roundDuration(time.Duration(r.Duration)))
+	return line
+}
+
+func roundDuration(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}

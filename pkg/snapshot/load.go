@@ -1,0 +1,182 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+)
+
+// LoadOptions tunes a load.
+type LoadOptions struct {
+	// Namespace narrows namespaced lists; "" lists across the cluster.
+	Namespace string
+	// Parallelism bounds concurrent LISTs (default 4): enough to hide
+	// latency, few enough not to compete with the cluster's own clients.
+	Parallelism int
+	// Progress, when set, is called as each LIST starts.
+	Progress func(r Resource)
+}
+
+// ListError says why a resource could not be listed. Skip errors (forbidden,
+// not served, unavailable) make the checks that need the resource skipped;
+// other errors make them errored. Neither aborts the scan.
+type ListError struct {
+	Resource Resource
+	Reason   string
+	Skip     bool
+	Err      error
+}
+
+func (e *ListError) Error() string { return e.Reason }
+func (e *ListError) Unwrap() error { return e.Err }
+
+// IsSkippable says whether err means "this resource is not for us" rather
+// than "something broke".
+func IsSkippable(err error) bool {
+	var le *ListError
+	return errors.As(err, &le) && le.Skip
+}
+
+// Load lists each planned resource once, from the watch cache
+// (resourceVersion=0, no pagination: the cache serves the list from memory
+// without touching etcd), as protobuf or metadata-only, at most
+// opts.Parallelism at a time. Per-resource failures are recorded, not
+// returned; only a cancelled or expired ctx fails the load.
+func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOptions) (*Snapshot, error) {
+	if opts.Parallelism <= 0 {
+		opts.Parallelism = 4
+	}
+	plan := Plan(reads)
+	s := newSnapshot()
+	s.Namespace = opts.Namespace
+
+	protoCfg := rest.CopyConfig(cfg)
+	protoCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	meta, err := metadata.NewForConfig(protoCfg)
+	if err != nil {
+		return nil, fmt.Errorf("building metadata client: %w", err)
+	}
+
+	var mu sync.Mutex
+	sem := make(chan struct{}, opts.Parallelism)
+	var wg sync.WaitGroup
+	for _, r := range plan {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			if opts.Progress != nil {
+				opts.Progress(r)
+			}
+			var list runtime.Object
+			var err error
+			if r.MetadataOnly {
+				list, err = listMetadata(ctx, meta, r, opts.Namespace)
+			} else {
+				list, err = listTyped(ctx, protoCfg, r, opts.Namespace)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				s.errs[r.key()] = classify(r, opts.Namespace, err)
+				return
+			}
+			dropManagedFields(list)
+			s.lists[r.key()] = list
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func listOptions(r Resource) metav1.ListOptions {
+	// resourceVersion=0 with no limit: served whole from the watch cache.
+	return metav1.ListOptions{ResourceVersion: "0", FieldSelector: r.FieldSelector}
+}
+
+func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (runtime.Object, error) {
+	gv := r.GVR().GroupVersion()
+	c := rest.CopyConfig(cfg)
+	c.GroupVersion = &gv
+	c.APIPath = "/apis"
+	if gv.Group == "" {
+		c.APIPath = "/api"
+	}
+	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	client, err := rest.RESTClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	list, err := scheme.Scheme.New(gv.WithKind(r.Kind + "List"))
+	if err != nil {
+		return nil, err
+	}
+	opts := listOptions(r)
+	req := client.Get().Resource(r.Resource).VersionedParams(&opts, scheme.ParameterCodec)
+	if r.Namespaced && ns != "" {
+		req = req.Namespace(ns)
+	}
+	if err := req.Do(ctx).Into(list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns string) (runtime.Object, error) {
+	ri := client.Resource(r.GVR())
+	if r.Namespaced && ns != "" {
+		return ri.Namespace(ns).List(ctx, listOptions(r))
+	}
+	return ri.List(ctx, listOptions(r))
+}
+
+// dropManagedFields frees the largest part of most objects' metadata, which
+// no check reads.
+func dropManagedFields(list runtime.Object) {
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		if m, err := meta.Accessor(o); err == nil {
+			m.SetManagedFields(nil)
+		}
+		return nil
+	})
+}
+
+func classify(r Resource, ns string, err error) error {
+	scope := "at cluster scope"
+	if r.Namespaced && ns != "" {
+		scope = "in namespace " + ns
+	}
+	le := &ListError{Resource: r, Err: err, Skip: true}
+	switch {
+	case apierrors.IsForbidden(err):
+		le.Reason = fmt.Sprintf("forbidden: cannot list %s %s", r, scope)
+	case apierrors.IsUnauthorized(err):
+		le.Reason = fmt.Sprintf("unauthorized: cannot list %s %s", r, scope)
+	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
+		le.Reason = fmt.Sprintf("not served by this cluster: %s", r)
+	case apierrors.IsServiceUnavailable(err):
+		le.Reason = fmt.Sprintf("unavailable: listing %s: %v", r, err)
+	default:
+		le.Skip = false
+		le.Reason = fmt.Sprintf("listing %s: %v", r, err)
+	}
+	return le
+}

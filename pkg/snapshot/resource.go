@@ -1,0 +1,111 @@
+// Package snapshot is one read of a cluster, shared by every check of a scan.
+//
+// It exists so that kubectl-doctor can never become the incident it diagnoses:
+// each resource is listed at most once per scan, from the API server's watch
+// cache (resourceVersion=0), as protobuf, metadata-only where that is enough,
+// with bounded parallelism; events only with field selectors. The same
+// Snapshot is built from in-memory objects for fixture tests and offline use.
+package snapshot
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resource names one kind of object a check reads, and how to read it.
+// It is a comparable value: the loader merges equal reads into one LIST.
+type Resource struct {
+	Group      string
+	Version    string
+	Resource   string // plural, as in the URL
+	Kind       string
+	Namespaced bool
+	// MetadataOnly asks for PartialObjectMetadata (names, labels, owners,
+	// timestamps). When any check needs the full object, it is listed in
+	// full once and every reader is served from that.
+	MetadataOnly bool
+	// FieldSelector narrows the list on the server. Events are only ever
+	// listed with one, since a cluster-wide event list is an etcd read of
+	// everything (events have no watch cache worth the name).
+	FieldSelector string
+}
+
+// The resources checks may declare.
+var (
+	Nodes               = Resource{Version: "v1", Resource: "nodes", Kind: "Node"}
+	Namespaces          = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace"}
+	Pods                = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true}
+	Services            = Resource{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
+	ReplicaSets         = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true}
+	Deployments         = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true}
+	DaemonSets          = Resource{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet", Namespaced: true}
+	StatefulSets        = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true}
+	ControllerRevisions = Resource{Group: "apps", Version: "v1", Resource: "controllerrevisions", Kind: "ControllerRevision", Namespaced: true}
+	Jobs                = Resource{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Namespaced: true}
+	CronJobs            = Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob", Namespaced: true}
+	EndpointSlices      = Resource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Kind: "EndpointSlice", Namespaced: true}
+)
+
+// known is every resource FromObjects can file an object under.
+var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deployments, DaemonSets,
+	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, allEvents}
+
+var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
+
+// Events is the event list narrowed by a field selector such as
+// "reason=FailedCreate" (the core/v1 event fields: reason, type,
+// involvedObject.kind, involvedObject.name, ...).
+func Events(fieldSelector string) Resource {
+	r := allEvents
+	r.FieldSelector = fieldSelector
+	return r
+}
+
+// Meta is the metadata-only variant of r.
+func (r Resource) Meta() Resource {
+	r.MetadataOnly = true
+	return r
+}
+
+// GVR is the group/version/resource of r.
+func (r Resource) GVR() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+}
+
+// key is what one LIST is filed under: full and metadata-only reads share it.
+func (r Resource) key() Resource {
+	r.MetadataOnly = false
+	return r
+}
+
+// String is "replicasets.apps", "pods" or "events(reason=FailedCreate)".
+func (r Resource) String() string {
+	s := r.Resource
+	if r.Group != "" {
+		s += "." + r.Group
+	}
+	if r.FieldSelector != "" {
+		s += fmt.Sprintf("(%s)", r.FieldSelector)
+	}
+	return s
+}
+
+// Plan merges reads into the LISTs a scan will make: one per resource and
+// field selector, full when any reader needs the full object.
+func Plan(reads []Resource) []Resource {
+	var out []Resource
+	index := map[Resource]int{}
+	for _, r := range reads {
+		if r.Kind == "Event" && r.FieldSelector == "" {
+			continue // never list every event in the cluster
+		}
+		if i, ok := index[r.key()]; ok {
+			out[i].MetadataOnly = out[i].MetadataOnly && r.MetadataOnly
+			continue
+		}
+		index[r.key()] = len(out)
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,258 @@
+package snapshot
+
+import (
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Snapshot holds the lists of one scan. It is read-only once built, so checks
+// may read it concurrently.
+type Snapshot struct {
+	lists map[Resource]runtime.Object // full lists, or *metav1.PartialObjectMetadataList
+	errs  map[Resource]error
+	// Namespace is the scope of namespaced lists; "" is the whole cluster.
+	Namespace string
+}
+
+func newSnapshot() *Snapshot {
+	return &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}}
+}
+
+// FromObjects builds a snapshot from objects in memory (fixtures, dumps).
+// Every known resource is present, possibly empty, as if listed successfully.
+func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
+	s := newSnapshot()
+	byKind := map[string]Resource{}
+	for _, r := range known {
+		byKind[r.Kind] = r
+		l, err := scheme.Scheme.New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
+		if err != nil {
+			return nil, fmt.Errorf("no list type for %s: %w", r, err)
+		}
+		s.lists[r] = l
+	}
+	items := map[Resource][]runtime.Object{}
+	for _, o := range objs {
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		if kind == "" {
+			if gvks, _, err := scheme.Scheme.ObjectKinds(o); err == nil {
+				kind = gvks[0].Kind
+			}
+		}
+		r, ok := byKind[kind]
+		if !ok {
+			return nil, fmt.Errorf("snapshot does not hold %q objects", kind)
+		}
+		items[r] = append(items[r], o)
+	}
+	for r, objs := range items {
+		if err := meta.SetList(s.lists[r], objs); err != nil {
+			return nil, fmt.Errorf("filing %s: %w", r, err)
+		}
+	}
+	return s, nil
+}
+
+// Err is the error that kept r from being listed, nil when it was listed.
+func (s *Snapshot) Err(r Resource) error {
+	if err, ok := s.errs[r.key()]; ok {
+		return err
+	}
+	if s.list(r) == nil {
+		return &ListError{Resource: r, Reason: "not listed by this scan", Skip: true}
+	}
+	return nil
+}
+
+func (s *Snapshot) list(r Resource) runtime.Object {
+	if r.Kind == "Event" {
+		if l, ok := s.lists[r.key()]; ok {
+			return l
+		}
+		return s.lists[allEvents] // fixtures: filtered by Events()
+	}
+	return s.lists[r.key()]
+}
+
+func typed[L runtime.Object](s *Snapshot, r Resource) L {
+	l, _ := s.list(r).(L)
+	return l
+}
+
+// Nodes returns the listed nodes.
+func (s *Snapshot) Nodes() []corev1.Node {
+	if l := typed[*corev1.NodeList](s, Nodes); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Namespaces returns the listed namespaces.
+func (s *Snapshot) Namespaces() []corev1.Namespace {
+	if l := typed[*corev1.NamespaceList](s, Namespaces); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Pods returns the listed pods.
+func (s *Snapshot) Pods() []corev1.Pod {
+	if l := typed[*corev1.PodList](s, Pods); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Services returns the listed services.
+func (s *Snapshot) Services() []corev1.Service {
+	if l := typed[*corev1.ServiceList](s, Services); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// ReplicaSets returns the listed ReplicaSets.
+func (s *Snapshot) ReplicaSets() []appsv1.ReplicaSet {
+	if l := typed[*appsv1.ReplicaSetList](s, ReplicaSets); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Deployments returns the listed Deployments.
+func (s *Snapshot) Deployments() []appsv1.Deployment {
+	if l := typed[*appsv1.DeploymentList](s, Deployments); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// DaemonSets returns the listed DaemonSets.
+func (s *Snapshot) DaemonSets() []appsv1.DaemonSet {
+	if l := typed[*appsv1.DaemonSetList](s, DaemonSets); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// StatefulSets returns the listed StatefulSets.
+func (s *Snapshot) StatefulSets() []appsv1.StatefulSet {
+	if l := typed[*appsv1.StatefulSetList](s, StatefulSets); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// ControllerRevisions returns the listed ControllerRevisions.
+func (s *Snapshot) ControllerRevisions() []appsv1.ControllerRevision {
+	if l := typed[*appsv1.ControllerRevisionList](s, ControllerRevisions); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Jobs returns the listed Jobs.
+func (s *Snapshot) Jobs() []batchv1.Job {
+	if l := typed[*batchv1.JobList](s, Jobs); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// CronJobs returns the listed CronJobs.
+func (s *Snapshot) CronJobs() []batchv1.CronJob {
+	if l := typed[*batchv1.CronJobList](s, CronJobs); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// EndpointSlices returns the listed EndpointSlices.
+func (s *Snapshot) EndpointSlices() []discoveryv1.EndpointSlice {
+	if l := typed[*discoveryv1.EndpointSliceList](s, EndpointSlices); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Events returns the events matching the field selector a check declared
+// with Events(selector); in-memory snapshots are filtered here the way the
+// API server would filter them.
+func (s *Snapshot) Events(fieldSelector string) []corev1.Event {
+	r := Events(fieldSelector)
+	l, _ := s.list(r).(*corev1.EventList)
+	if l == nil {
+		return nil
+	}
+	if _, exact := s.lists[r.key()]; exact {
+		return l.Items
+	}
+	sel, err := fields.ParseSelector(fieldSelector)
+	if err != nil {
+		return nil
+	}
+	var out []corev1.Event
+	for _, e := range l.Items {
+		if sel.Matches(eventFields(&e)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func eventFields(e *corev1.Event) fields.Set {
+	return fields.Set{
+		"metadata.name":                  e.Name,
+		"metadata.namespace":             e.Namespace,
+		"reason":                         e.Reason,
+		"type":                           e.Type,
+		"source":                         e.Source.Component,
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.uid":             string(e.InvolvedObject.UID),
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"reportingComponent":             e.ReportingController,
+	}
+}
+
+// Metadata returns the object metadata of r, whether it was listed
+// metadata-only or in full, sorted by namespace and name.
+func (s *Snapshot) Metadata(r Resource) []metav1.Object {
+	l := s.list(r)
+	if l == nil {
+		return nil
+	}
+	var out []metav1.Object
+	if pl, ok := l.(*metav1.PartialObjectMetadataList); ok {
+		for i := range pl.Items {
+			out = append(out, &pl.Items[i])
+		}
+	} else {
+		_ = meta.EachListItem(l, func(o runtime.Object) error {
+			if m, err := meta.Accessor(o); err == nil {
+				out = append(out, m)
+			}
+			return nil
+		})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].GetNamespace() != out[j].GetNamespace() {
+			return out[i].GetNamespace() < out[j].GetNamespace()
+		}
+		return out[i].GetName() < out[j].GetName()
+	})
+	return out
+}
