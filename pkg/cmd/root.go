@@ -71,10 +71,12 @@ may not list only skips the checks that need it.
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := scan.Complete(cmd); err != nil {
+			// Flags are validated before the kubeconfig is read, so a typo
+			// is reported as such even where no cluster is configured.
+			if err := scan.Validate(); err != nil {
 				return err
 			}
-			if err := scan.Validate(); err != nil {
+			if err := scan.Complete(cmd); err != nil {
 				return err
 			}
 			return scan.Run(cmd.Context())

@@ -1,0 +1,47 @@
+# kubectl-doctor. `make demo` needs no cluster; `make test` runs every test,
+# including end-to-end tests on a real local control plane.
+GO      ?= go
+BIN     := bin/kubectl-doctor
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/kubectl-doctor/kubectl-doctor/pkg/cmd.version=$(VERSION)
+
+.PHONY: all build test test-unit lint demo demo-down docs controlplane bench
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-doctor
+
+# The control plane (etcd, kube-apiserver, kube-controller-manager) is built
+# from the Go module proxy into a cache outside the repo: ~10 min once.
+controlplane:
+	$(GO) run ./hack/cluster build
+
+test: lint controlplane
+	$(GO) test -count=1 -timeout 60m ./...
+
+# Without the control plane: fixture, engine and printer tests only.
+test-unit:
+	$(GO) test -count=1 -short ./...
+
+lint:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
+
+docs:
+	$(GO) run ./hack/gendocs
+
+demo: build
+	@kubeconfig=$$($(GO) run ./hack/cluster up) || exit 1; \
+	set -x; KUBECONFIG=$$kubeconfig ./$(BIN) --stats; set +x; \
+	echo; echo "+ kubectl doctor taints"; KUBECONFIG=$$kubeconfig ./$(BIN) taints; \
+	echo; echo "+ kubectl doctor history"; KUBECONFIG=$$kubeconfig ./$(BIN) history; \
+	echo; echo "The local control plane keeps running. To explore it:"; \
+	echo "  export KUBECONFIG=$$kubeconfig PATH=$(CURDIR)/bin:\$$PATH"; \
+	echo "  kubectl-doctor explain node-taints"; \
+	echo "Stop it with: make demo-down"
+
+demo-down:
+	$(GO) run ./hack/cluster down

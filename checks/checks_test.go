@@ -1,0 +1,86 @@
+package checks_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+func TestRegistryIsValid(t *testing.T) {
+	if err := doctor.Validate(checks.All()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFixtures runs every check over testdata/checks/NAME and compares its
+// findings with the expectations written on the fixture objects.
+func TestFixtures(t *testing.T) {
+	for _, c := range checks.All() {
+		t.Run(c.Name, func(t *testing.T) {
+			dir := filepath.Join("..", "testdata", "checks", c.Name)
+			objs, err := fixture.ReadDir(dir)
+			if err != nil {
+				t.Fatalf("every check needs fixtures: %v", err)
+			}
+			for kind, n := range fixture.Negatives(objs) {
+				if n == 0 {
+					t.Errorf("fixtures have %s objects with expectations but none without: add a negative case", kind)
+				}
+			}
+			wants, err := fixture.Wants(objs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(wants) == 0 {
+				t.Fatalf("fixtures in %s expect no finding at all: add a positive case", dir)
+			}
+			snap, err := snapshot.FromObjects(objs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
+			if got := r.Checks[0]; got.Status == doctor.StatusError || got.Status == doctor.StatusSkipped {
+				t.Fatalf("check %s: %s", got.Status, got.Reason)
+			}
+			problems, err := fixture.Compare(objs, r.Findings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Error(p)
+			}
+			for _, f := range r.Findings {
+				if len(f.Remediation) == 0 {
+					t.Errorf("%s: finding without remediation: %s", f.Object, f.Message)
+				}
+			}
+		})
+	}
+}
+
+// TestDocsAreGenerated fails when docs/checks is stale: run `make docs`.
+func TestDocsAreGenerated(t *testing.T) {
+	all := checks.All()
+	for _, c := range all {
+		assertFile(t, filepath.Join("..", "docs", "checks", c.Name+".md"), c.Markdown())
+	}
+	assertFile(t, filepath.Join("..", "docs", "checks", "README.md"), doctor.Index(all))
+}
+
+func assertFile(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%v (run make docs)", err)
+		return
+	}
+	if string(got) != want {
+		t.Errorf("%s is stale (run make docs)", path)
+	}
+}

@@ -1,0 +1,77 @@
+package checks_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+func fixtureSnapshot(t *testing.T, check string) *snapshot.Snapshot {
+	t.Helper()
+	objs, err := fixture.ReadDir(filepath.Join("..", "testdata", "checks", check))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.FromObjects(objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestHistories rebuilds revisions the way kubectl rollout history does:
+// ReplicaSets by revision annotation, ControllerRevisions by number.
+func TestHistories(t *testing.T) {
+	var got []string
+	for _, h := range checks.Histories(fixtureSnapshot(t, "rollout-history")) {
+		for _, r := range h.Revisions {
+			got = append(got, fmt.Sprintf("%s/%s %d %q %s", h.Namespace, h.Ref(), r.Revision, r.ChangeCause, strings.Join(r.Images, ",")))
+		}
+	}
+	want := []string{
+		`ops/daemonset/node-agent 1 "agent 1.1" ops/agent:1.1`,
+		`ops/daemonset/node-agent 2 "" ops/agent:1.2`,
+		`ops/deployment/cron-runner 1 "" ops/runner:7`,
+		`shop/deployment/api 4 "api v4" shop/api:4`,
+		`shop/deployment/checkout 1 "checkout v1" shop/checkout:1`,
+		`shop/deployment/checkout 2 "checkout v2" shop/checkout:2`,
+		`shop/deployment/web 1 "initial release" shop/web:1.1`,
+		`shop/deployment/web 2 "" shop/web:1.2`,
+		`shop/deployment/web 3 "bump to 1.3 (TICKET-42)" shop/web:1.3`,
+		`shop/statefulset/db 1 "postgres 17" postgres:17`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("histories:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestTaintRows(t *testing.T) {
+	var got []string
+	for _, r := range checks.TaintRows(fixtureSnapshot(t, "node-taints").Nodes()) {
+		since := "-"
+		if r.Since != nil {
+			since = r.Since.UTC().Format("15:04")
+		}
+		got = append(got, fmt.Sprintf("%s %s=%s:%s %s %s", r.Node, r.Key, r.Value, r.Effect, since, r.Class))
+	}
+	want := []string{
+		"cp-1 node-role.kubernetes.io/control-plane=:NoSchedule - control-plane",
+		"gpu-1 dedicated=gpu:NoSchedule - intended",
+		"worker-1 =: - ",
+		"worker-2 node.kubernetes.io/unreachable=:NoExecute 09:00 problem",
+		"worker-2 node.kubernetes.io/unreachable=:NoSchedule 09:00 problem",
+		"worker-3 node.kubernetes.io/disk-pressure=:NoSchedule 11:15 problem",
+		"worker-4 node.kubernetes.io/disk-pressure=:NoSchedule 11:40 problem",
+		"worker-5 node.kubernetes.io/unschedulable=:NoSchedule - cordon",
+		"worker-6 node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule - problem",
+		"worker-7 =: - ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

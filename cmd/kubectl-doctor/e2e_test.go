@@ -1,0 +1,504 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
+)
+
+func decodeReport(t *testing.T, out string) doctor.Report {
+	t.Helper()
+	var r doctor.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("output is not a JSON report: %v\n%s", err, out)
+	}
+	return r
+}
+
+// TestJSONContract pins the field names CI jobs consume.
+func TestJSONContract(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, scenarios.Kubeconfig, "-o", "json", "--fail-on", "never")
+	if r.code != 0 {
+		t.Fatalf("exit %d with --fail-on never: %s", r.code, r.stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["apiVersion"] != "doctor.kubectl.io/v1alpha1" || doc["kind"] != "Report" {
+		t.Errorf("apiVersion/kind = %v/%v", doc["apiVersion"], doc["kind"])
+	}
+	cluster := doc["cluster"].(map[string]any)
+	if cluster["server"] != scenarios.URL || cluster["version"] != localcluster.KubernetesVersion {
+		t.Errorf("cluster = %v, want server %s version %s", cluster, scenarios.URL, localcluster.KubernetesVersion)
+	}
+	for _, k := range []string{"critical", "warning", "info"} {
+		if _, ok := doc["summary"].(map[string]any)[k]; !ok {
+			t.Errorf("summary lacks %q", k)
+		}
+	}
+	for _, c := range doc["checks"].([]any) {
+		for _, k := range []string{"name", "status"} {
+			if _, ok := c.(map[string]any)[k]; !ok {
+				t.Errorf("check entry lacks %q: %v", k, c)
+			}
+		}
+	}
+	findings := doc["findings"].([]any)
+	if len(findings) == 0 {
+		t.Fatal("no findings on the scenario cluster")
+	}
+	for _, f := range findings {
+		m := f.(map[string]any)
+		for _, k := range []string{"check", "severity", "object", "message", "count", "remediation"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("finding lacks %q: %v", k, m)
+			}
+		}
+		for _, k := range []string{"apiVersion", "kind", "namespace", "name"} {
+			if _, ok := m["object"].(map[string]any)[k]; !ok {
+				t.Errorf("finding object lacks %q: %v", k, m["object"])
+			}
+		}
+		for _, rem := range m["remediation"].([]any) {
+			if _, ok := rem.(map[string]any)["text"]; !ok {
+				t.Errorf("remediation lacks text: %v", rem)
+			}
+		}
+	}
+	// YAML carries the same document.
+	y := runDoctor(t, scenarios.Kubeconfig, "-o", "yaml", "--fail-on", "never")
+	var fromYAML doctor.Report
+	if err := yaml.Unmarshal([]byte(y.stdout), &fromYAML); err != nil || len(fromYAML.Findings) != len(findings) {
+		t.Errorf("yaml report: err=%v, %d findings, want %d", err, len(fromYAML.Findings), len(findings))
+	}
+}
+
+func TestHealthyClusterPasses(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, healthy.Kubeconfig, "-o", "json", "--fail-on", "warning")
+	if r.code != 0 {
+		t.Fatalf("exit %d on a healthy cluster, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	rep := decodeReport(t, r.stdout)
+	if rep.Summary.Critical+rep.Summary.Warning != 0 {
+		t.Errorf("healthy cluster has findings: %+v", rep.Findings)
+	}
+	if len(rep.Checks) < 2 {
+		t.Fatalf("only %d checks ran", len(rep.Checks))
+	}
+	for _, c := range rep.Checks {
+		if c.Status != doctor.StatusPassed {
+			t.Errorf("check %s: %s %s", c.Name, c.Status, c.Reason)
+		}
+	}
+	table := runDoctor(t, healthy.Kubeconfig)
+	if table.code != 0 || !strings.Contains(table.stdout, "No problems found.") ||
+		!regexp.MustCompile(`0 critical, 0 warning, 0 info · \d+ checks passed, 0 skipped · \d+ API requests in [0-9.]+s`).MatchString(table.stdout) {
+		t.Errorf("table output (exit %d):\n%s", table.code, table.stdout)
+	}
+}
+
+type wantFinding struct {
+	check    string
+	severity doctor.Severity
+	object   string // as ObjectRef.String()
+	message  string // regexp
+	count    int
+}
+
+// TestScenarioFindings: the taint and rollout scenarios, made by the real
+// controllers, give exactly these findings, and exit 1 (critical present).
+func TestScenarioFindings(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, scenarios.Kubeconfig, "-o", "json")
+	if r.code != 1 {
+		t.Errorf("exit %d with a critical finding, want 1", r.code)
+	}
+	rep := decodeReport(t, r.stdout)
+	want := []wantFinding{
+		{"node-taints", doctor.Critical, "node/worker-b", `^node worker-b is tainted node\.kubernetes\.io/unreachable:NoExecute\+NoSchedule for 2h: the node controller has lost contact`, 1},
+		{"rollout-history", doctor.Warning, "shop/deployment/api", `^revisionHistoryLimit is 0`, 1},
+		{"rollout-history", doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): 0 of 3 replicas updated|^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available`, 1},
+		{"node-taints", doctor.Warning, "node/worker-c", `^2 nodes are tainted node\.kubernetes\.io/memory-pressure:NoSchedule for 2\dm: the kubelet reports MemoryPressure`, 2},
+		{"node-taints", doctor.Info, "node/worker-e", `^node worker-e is cordoned`, 1},
+		{"rollout-history", doctor.Info, "namespace/ops", `^1 workload in namespace ops has no kubernetes\.io/change-cause annotation`, 1},
+	}
+	if len(rep.Findings) != len(want) {
+		t.Errorf("%d findings, want %d:", len(rep.Findings), len(want))
+		for _, f := range rep.Findings {
+			t.Logf("  %s %s %s: %s", f.Severity, f.Check, f.Object, f.Message)
+		}
+	}
+	for i, w := range want {
+		if i >= len(rep.Findings) {
+			break
+		}
+		f := rep.Findings[i] // the report is sorted: severity, check, namespace, name
+		if f.Check != w.check || f.Severity != w.severity || f.Object.String() != w.object ||
+			!regexp.MustCompile(w.message).MatchString(f.Message) || f.Count != w.count {
+			t.Errorf("finding %d = %s %s %s ×%d: %s\nwant %s %s %s ×%d: /%s/", i, f.Severity, f.Check, f.Object, f.Count, f.Message,
+				w.severity, w.check, w.object, w.count, w.message)
+		}
+		if len(f.Remediation) == 0 {
+			t.Errorf("finding %d has no remediation", i)
+		}
+	}
+	byObject := map[string]doctor.Finding{}
+	for _, f := range rep.Findings {
+		byObject[f.Object.String()] = f
+	}
+	if f := byObject["node/worker-c"]; strings.Join(f.Examples, ",") != "worker-c,worker-d" ||
+		f.Remediation[0].Command != "kubectl describe node worker-c worker-d" {
+		t.Errorf("grouped taint finding: examples %v, remediation %+v", f.Examples, f.Remediation)
+	}
+	if f := byObject["shop/deployment/checkout"]; !hasCommand(f, "kubectl rollout undo deployment/checkout -n shop") {
+		t.Errorf("stuck rollout remediation: %+v", f.Remediation)
+	}
+
+	// The table groups by severity, critical first, and ends with the summary.
+	table := runDoctor(t, scenarios.Kubeconfig)
+	crit, warn, info := strings.Index(table.stdout, "CRITICAL (1)"), strings.Index(table.stdout, "WARNING (3)"), strings.Index(table.stdout, "INFO (2)")
+	if crit < 0 || warn < crit || info < warn {
+		t.Errorf("table is not grouped critical, warning, info:\n%s", table.stdout)
+	}
+	if !strings.Contains(table.stdout, "1 critical, 3 warning, 2 info · 0 checks passed, 2 failed, 0 skipped · ") {
+		t.Errorf("summary line missing:\n%s", table.stdout)
+	}
+	// --fail-on thresholds.
+	for flag, code := range map[string]int{"critical": 1, "warning": 1, "info": 1, "never": 0} {
+		if r := runDoctor(t, scenarios.Kubeconfig, "--fail-on", flag, "-o", "json"); r.code != code {
+			t.Errorf("--fail-on %s: exit %d, want %d", flag, r.code, code)
+		}
+	}
+	if r := runDoctor(t, scenarios.Kubeconfig, "--check", "rollout-history", "--fail-on", "critical"); r.code != 0 {
+		t.Errorf("rollout-history alone has no critical finding, exit %d", r.code)
+	}
+	// -n narrows namespaced objects: only shop's rollouts, all nodes.
+	ns := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "-n", "shop", "-o", "json", "--check", "rollout-history").stdout)
+	for _, f := range ns.Findings {
+		if f.Object.Namespace != "shop" {
+			t.Errorf("-n shop reported %s", f.Object)
+		}
+	}
+	if len(ns.Findings) != 2 {
+		t.Errorf("-n shop: %d findings, want 2 (api, checkout)", len(ns.Findings))
+	}
+}
+
+func hasCommand(f doctor.Finding, cmd string) bool {
+	for _, r := range f.Remediation {
+		if r.Command == cmd {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTaintsCommand(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, scenarios.Kubeconfig, "taints")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	want := []string{
+		`^NODE\s+KEY\s+VALUE\s+EFFECT\s+SINCE$`,
+		`^cp-1\s+node-role\.kubernetes\.io/control-plane\s+NoSchedule\s+-$`,
+		`^gpu-1\s+dedicated\s+gpu\s+NoSchedule\s+-$`,
+		`^worker-a\s+<none>$`,
+		`^worker-b\s+node\.kubernetes\.io/unreachable\s+NoExecute\s+(119m|2h)$`,
+		`^worker-b\s+node\.kubernetes\.io/unreachable\s+NoSchedule\s+(119m|2h)$`,
+		`^worker-c\s+node\.kubernetes\.io/memory-pressure\s+NoSchedule\s+2\dm$`,
+		`^worker-d\s+node\.kubernetes\.io/memory-pressure\s+NoSchedule\s+1\dm$`,
+		`^worker-e\s+node\.kubernetes\.io/unschedulable\s+NoSchedule\s+-$`,
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), r.stdout)
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want /%s/", i, lines[i], w)
+		}
+	}
+	var doc struct {
+		Taints []struct{ Node, Key, Effect, Class string }
+	}
+	if err := json.Unmarshal([]byte(runDoctor(t, scenarios.Kubeconfig, "taints", "-o", "json").stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Taints) != len(want)-1 || doc.Taints[0].Class != "control-plane" {
+		t.Errorf("taints json: %+v", doc.Taints)
+	}
+}
+
+func TestHistoryCommand(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, scenarios.Kubeconfig, "history", "-n", "shop", "deployment/web")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := []string{
+		`^NAMESPACE\s+WORKLOAD\s+REVISION\s+CHANGE-CAUSE\s+AGE\s+IMAGES$`,
+		`^shop\s+deployment/web\s+1\s+initial release\s+\d+s\s+registry\.example\.com/shop/web:1\.0$`,
+		`^shop\s+deployment/web\s+2\s+web 1\.1: faster checkout page \(CHG-1042\)\s+\d+s\s+registry\.example\.com/shop/web:1\.1$`,
+		`^shop\s+deployment/web\s+3\s+web 1\.2: roll back the cache TTL \(INC-77\)\s+\d+s\s+registry\.example\.com/shop/web:1\.2$`,
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), r.stdout)
+	}
+	for i, w := range want {
+		if !regexp.MustCompile(w).MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want /%s/", i, lines[i], w)
+		}
+	}
+	// All namespaces: DaemonSet and StatefulSet revisions from ControllerRevisions.
+	all := runDoctor(t, scenarios.Kubeconfig, "history")
+	for _, w := range []string{
+		`(?m)^ops\s+daemonset/node-agent\s+1\s+agent 1\.1\s+\d+s\s+registry\.example\.com/ops/agent:1\.1$`,
+		`(?m)^ops\s+daemonset/node-agent\s+2\s+<none>\s+\d+s\s+registry\.example\.com/ops/agent:1\.2$`,
+		`(?m)^ops\s+statefulset/queue\s+1\s+queue 3\.13\s+\d+s\s+registry\.example\.com/ops/queue:3\.13$`,
+		`(?m)^shop\s+deployment/api\s+1\s+api 4\.0\s+`,
+	} {
+		if !regexp.MustCompile(w).MatchString(all.stdout) {
+			t.Errorf("history lacks /%s/:\n%s", w, all.stdout)
+		}
+	}
+	if r := runDoctor(t, scenarios.Kubeconfig, "history", "-n", "shop", "deployment/nope"); r.code != 2 {
+		t.Errorf("unknown workload: exit %d, want 2", r.code)
+	}
+}
+
+// TestForbiddenUserSkips: a user with no RBAC bindings gets a report whose
+// checks are skipped with the reason — not a crash, not exit 2.
+func TestForbiddenUserSkips(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, healthy.KubeconfigFor(localcluster.NobodyUser), "-o", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0: %s", r.code, r.stderr)
+	}
+	rep := decodeReport(t, r.stdout)
+	reasons := map[string]string{}
+	for _, c := range rep.Checks {
+		if c.Status != doctor.StatusSkipped {
+			t.Errorf("check %s: status %s, want skipped", c.Name, c.Status)
+		}
+		reasons[c.Name] = c.Reason
+	}
+	if reasons["node-taints"] != "forbidden: cannot list nodes at cluster scope" {
+		t.Errorf("node-taints reason %q", reasons["node-taints"])
+	}
+	if !strings.Contains(reasons["rollout-history"], "forbidden: cannot list deployments.apps at cluster scope") {
+		t.Errorf("rollout-history reason %q", reasons["rollout-history"])
+	}
+	if table := runDoctor(t, healthy.KubeconfigFor(localcluster.NobodyUser)); !strings.Contains(table.stdout, "skipped node-taints: forbidden: cannot list nodes at cluster scope") {
+		t.Errorf("table does not say why checks were skipped:\n%s", table.stdout)
+	}
+}
+
+type auditEvent struct {
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	Stage      string `json:"stage"`
+	ObjectRef  *struct {
+		Resource string `json:"resource"`
+	} `json:"objectRef"`
+}
+
+// TestGentleReads counts, from the API server's own audit log, what one scan
+// sent: only GETs, every LIST from the watch cache (resourceVersion=0), each
+// resource once, never a Secret, never an unfiltered event list — and as many
+// requests as the report claims.
+func TestGentleReads(t *testing.T) {
+	needCluster(t)
+	before := countLines(t, scenarios.AuditLog())
+	r := runDoctor(t, scenarios.Kubeconfig, "-o", "json", "--fail-on", "never")
+	rep := decodeReport(t, r.stdout)
+	time.Sleep(200 * time.Millisecond)
+	var events []auditEvent
+	for i, line := range readLines(t, scenarios.AuditLog()) {
+		if i < before {
+			continue
+		}
+		var e auditEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(e.UserAgent, "kubectl-doctor/") && e.Stage == "ResponseComplete" {
+			events = append(events, e)
+		}
+	}
+	if len(events) != rep.Requests {
+		t.Errorf("audit log shows %d requests, the report claims %d", len(events), rep.Requests)
+	}
+	listed := map[string]int{}
+	for _, e := range events {
+		u, _ := url.Parse(e.RequestURI)
+		switch {
+		case e.Verb == "get" && u.Path == "/version":
+		case e.Verb == "list":
+			if u.Query().Get("resourceVersion") != "0" {
+				t.Errorf("LIST not served from the watch cache: %s", e.RequestURI)
+			}
+			if u.Query().Get("limit") != "" {
+				t.Errorf("paginated LIST goes to etcd: %s", e.RequestURI)
+			}
+			listed[u.Path]++
+		default:
+			t.Errorf("unexpected %s %s", e.Verb, e.RequestURI)
+		}
+		if e.ObjectRef != nil && (e.ObjectRef.Resource == "secrets" || e.ObjectRef.Resource == "events" && !strings.Contains(e.RequestURI, "fieldSelector")) {
+			t.Errorf("must never read %s", e.RequestURI)
+		}
+	}
+	for path, n := range listed {
+		if n != 1 {
+			t.Errorf("%s listed %d times in one scan", path, n)
+		}
+	}
+	if len(listed) < 6 {
+		t.Errorf("only %d resources listed: %v", len(listed), listed)
+	}
+	t.Logf("one scan: %d requests (%d LISTs): %v", len(events), len(listed), listed)
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
+
+func countLines(t *testing.T, path string) int { return len(readLines(t, path)) }
+
+// The failure modes below need no cluster and run under -short too.
+
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "` + server + `", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUnreachableServerFailsFast(t *testing.T) {
+	// Nothing listens on this port: connection refused.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	r := runDoctor(t, writeKubeconfig(t, "https://"+addr))
+	oneErrorLine(t, r, "cannot reach the API server at https://"+addr)
+
+	// A server that accepts connections and never answers must not hang
+	// past --request-timeout (the bound is loose: shared CI machines).
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	r = runDoctor(t, writeKubeconfig(t, "https://"+silent.Addr().String()), "--request-timeout=1s")
+	oneErrorLine(t, r, "cannot reach the API server")
+	if r.elapsed > 6*time.Second {
+		t.Errorf("took %s with --request-timeout=1s", r.elapsed)
+	}
+	// And --timeout bounds the whole scan.
+	r = runDoctor(t, writeKubeconfig(t, "https://"+silent.Addr().String()), "--timeout=1s")
+	oneErrorLine(t, r, "timed out after 1s")
+}
+
+func TestBadInputs(t *testing.T) {
+	garbage := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(garbage, []byte("clusters: [\n  - {oops"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := writeKubeconfig(t, "https://127.0.0.1:1")
+	cases := []struct {
+		name, kubeconfig string
+		args             []string
+		want             string
+	}{
+		{"broken kubeconfig", garbage, nil, "reading kubeconfig"},
+		{"no kubeconfig", filepath.Join(t.TempDir(), "missing"), nil, "no cluster configured"},
+		{"unknown context", good, []string{"--context", "nope"}, "context was not found for specified context: nope"},
+		{"unknown flag", good, []string{"--bogus"}, "unknown flag: --bogus"},
+		{"bad --fail-on", good, []string{"--fail-on", "sometimes"}, "--fail-on"},
+		{"bad --output", good, []string{"-o", "xml"}, "--output"},
+		{"unknown check", good, []string{"--check", "nope"}, `unknown check "nope"`},
+		{"nothing left", good, []string{"--check", "node-taints", "--skip", "node-taints"}, "no checks selected"},
+		{"bad --timeout", good, []string{"--timeout", "soon"}, "invalid argument"},
+		{"explain unknown", good, []string{"explain", "nope"}, `unknown check "nope"`},
+		{"bad history arg", good, []string{"history", "pod/x"}, "want deployment/NAME"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			oneErrorLine(t, runDoctor(t, c.kubeconfig, c.args...), c.want)
+		})
+	}
+}
+
+func TestInfoCommands(t *testing.T) {
+	r := runDoctor(t, "", "checks")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^node-taints\s+warning\s+Nodes tainted`).MatchString(r.stdout) {
+		t.Errorf("checks (exit %d):\n%s", r.code, r.stdout)
+	}
+	r = runDoctor(t, "", "explain", "rollout-history")
+	if r.code != 0 || !strings.Contains(r.stdout, "## How to fix") {
+		t.Errorf("explain (exit %d):\n%s", r.code, r.stdout)
+	}
+	if r = runDoctor(t, "", "version"); r.code != 0 || !strings.HasPrefix(r.stdout, "kubectl-doctor v0.0.0-e2e") {
+		t.Errorf("version: %q", r.stdout)
+	}
+	if r = runDoctor(t, "", "--help"); !strings.Contains(r.stdout, "kubectl doctor [flags]") || !strings.Contains(r.stdout, "Exit codes:") {
+		t.Errorf("help does not say kubectl doctor or document exit codes:\n%s", r.stdout)
+	}
+	if r = runDoctor(t, "", "__complete", "--check", ""); !strings.Contains(r.stdout, "rollout-history") {
+		t.Errorf("--check completion: %q", r.stdout)
+	}
+	if r = runDoctor(t, "", "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
+		t.Errorf("completion bash: exit %d", r.code)
+	}
+}
