@@ -57,8 +57,31 @@ func YAML(w io.Writer, v any) error {
 	return err
 }
 
-// Esc makes a cluster-supplied string safe to print on a terminal.
-func Esc(s string) string { return printers.EscapeTerminal(s) }
+// Esc makes a cluster-supplied string safe to print on a terminal:
+// kubectl's EscapeTerminal (ESC, CR), and the other C0 controls (BEL, NL,
+// TAB, ...) in caret notation, so a crafted name can neither drive the
+// terminal nor forge report lines.
+func Esc(s string) string {
+	s = printers.EscapeTerminal(s)
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == 0x7f:
+			b.WriteString("^?")
+		case isControl(r):
+			b.WriteByte('^')
+			b.WriteRune(r + '@')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 type palette struct {
 	sev   map[doctor.Severity]*color.Color

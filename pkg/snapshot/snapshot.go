@@ -256,3 +256,18 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 	})
 	return out
 }
+
+// WithError returns a copy of s in which r failed to list with err, as the
+// loader records it: for tests of how checks degrade.
+func WithError(s *Snapshot, r Resource, err error) *Snapshot {
+	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace}
+	for k, v := range s.lists {
+		c.lists[k] = v
+	}
+	for k, v := range s.errs {
+		c.errs[k] = v
+	}
+	delete(c.lists, r.key())
+	c.errs[r.key()] = classify(r, s.Namespace, err)
+	return c
+}

@@ -1,0 +1,155 @@
+package doctor_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+const doc = "A test check\n\nWhy it matters, how it is detected and how to fix it, in enough words to pass validation."
+
+func check(name string, run func(*doctor.Pass) error) *doctor.Check {
+	return &doctor.Check{Name: name, Doc: doc, Severity: doctor.Warning, Reads: []snapshot.Resource{snapshot.Nodes}, Run: run}
+}
+
+func emptySnapshot(t *testing.T) *snapshot.Snapshot {
+	s, err := snapshot.FromObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestRunIsolatesFailingChecks(t *testing.T) {
+	checks := []*doctor.Check{
+		check("panics", func(*doctor.Pass) error { panic("boom") }),
+		check("errors", func(*doctor.Pass) error { return errors.New("bad data") }),
+		check("finds", func(p *doctor.Pass) error {
+			p.Report(doctor.Finding{Object: doctor.ObjectRef{Kind: "Node", Name: "b"}, Message: "second"})
+			p.Report(doctor.Finding{Severity: doctor.Critical, Object: doctor.ObjectRef{Kind: "Node", Name: "a"}, Message: "first"})
+			return nil
+		}),
+		check("quiet", func(*doctor.Pass) error { return nil }),
+	}
+	r := doctor.Run(context.Background(), emptySnapshot(t), checks, time.Now())
+	status := map[string]string{}
+	for _, c := range r.Checks {
+		status[c.Name] = c.Status + ":" + c.Reason
+	}
+	want := map[string]string{"panics": "error:check panicked: boom", "errors": "error:bad data", "finds": "failed:", "quiet": "passed:"}
+	for k, v := range want {
+		if status[k] != v {
+			t.Errorf("%s = %q, want %q", k, status[k], v)
+		}
+	}
+	if len(r.Findings) != 2 || r.Findings[0].Message != "first" || r.Findings[1].Severity != doctor.Warning || r.Findings[1].Count != 1 || r.Findings[1].Check != "finds" {
+		t.Errorf("findings not defaulted and sorted: %+v", r.Findings)
+	}
+	if r.Summary != (doctor.Summary{Critical: 1, Warning: 1, Passed: 1, Failed: 1, Errors: 2}) {
+		t.Errorf("summary %+v", r.Summary)
+	}
+	if !r.Fails(doctor.Critical) || !r.Fails(doctor.Warning) || r.Fails(doctor.Never) {
+		t.Error("Fails thresholds wrong")
+	}
+}
+
+func TestRunSkipsChecksWhoseReadsFailed(t *testing.T) {
+	s := emptySnapshot(t)
+	forbidden := snapshot.WithError(s, snapshot.Nodes, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("no")))
+	ran := false
+	r := doctor.Run(context.Background(), forbidden, []*doctor.Check{check("needs-nodes", func(*doctor.Pass) error { ran = true; return nil })}, time.Now())
+	if ran {
+		t.Error("check ran without its data")
+	}
+	if c := r.Checks[0]; c.Status != doctor.StatusSkipped || c.Reason != "forbidden: cannot list nodes at cluster scope" {
+		t.Errorf("got %+v", c)
+	}
+	broken := snapshot.WithError(s, snapshot.Nodes, errors.New("connection reset"))
+	r = doctor.Run(context.Background(), broken, []*doctor.Check{check("needs-nodes", func(*doctor.Pass) error { return nil })}, time.Now())
+	if c := r.Checks[0]; c.Status != doctor.StatusError || !strings.Contains(c.Reason, "connection reset") {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := check("good-one", func(*doctor.Pass) error { return nil })
+	bad := []struct {
+		name   string
+		checks []*doctor.Check
+	}{
+		{"not kebab", []*doctor.Check{check("Bad_Name", good.Run)}},
+		{"duplicate", []*doctor.Check{good, good}},
+		{"no doc", []*doctor.Check{{Name: "x", Severity: doctor.Info, Reads: good.Reads, Run: good.Run}}},
+		{"no reads", []*doctor.Check{{Name: "x", Doc: doc, Severity: doctor.Info, Run: good.Run}}},
+		{"no run", []*doctor.Check{{Name: "x", Doc: doc, Severity: doctor.Info, Reads: good.Reads}}},
+		{"no severity", []*doctor.Check{{Name: "x", Doc: doc, Reads: good.Reads, Run: good.Run}}},
+	}
+	for _, b := range bad {
+		if err := doctor.Validate(b.checks); err == nil {
+			t.Errorf("%s: accepted", b.name)
+		}
+	}
+	if err := doctor.Validate([]*doctor.Check{good}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := []*doctor.Check{check("a", nil), check("b", nil), check("c", nil)}
+	names := func(cs []*doctor.Check) string {
+		var s []string
+		for _, c := range cs {
+			s = append(s, c.Name)
+		}
+		return strings.Join(s, ",")
+	}
+	for _, tc := range []struct {
+		only, skip []string
+		want       string
+	}{
+		{nil, nil, "a,b,c"}, {[]string{"c", "a"}, nil, "a,c"}, {nil, []string{"b"}, "a,c"}, {[]string{"a", "b"}, []string{"a"}, "b"},
+	} {
+		got, err := doctor.Select(all, tc.only, tc.skip)
+		if err != nil || names(got) != tc.want {
+			t.Errorf("Select(%v, %v) = %s, %v; want %s", tc.only, tc.skip, names(got), err, tc.want)
+		}
+	}
+	if _, err := doctor.Select(all, []string{"zz"}, nil); err == nil || !strings.Contains(err.Error(), "known: a, b, c") {
+		t.Errorf("unknown check: %v", err)
+	}
+}
+
+func TestSeverityJSON(t *testing.T) {
+	b, _ := json.Marshal(doctor.Finding{Severity: doctor.Critical})
+	if !strings.Contains(string(b), `"severity":"critical"`) {
+		t.Error(string(b))
+	}
+	var f doctor.Finding
+	if err := json.Unmarshal(b, &f); err != nil || f.Severity != doctor.Critical {
+		t.Errorf("%v %v", f.Severity, err)
+	}
+	if _, err := doctor.ParseSeverity("sometimes"); err == nil {
+		t.Error("accepted a bad severity")
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	if got := doctor.Thousands(12500); got != "12,500" {
+		t.Error(got)
+	}
+	if got := doctor.Plural(1, "pod", "pods") + "|" + doctor.Plural(5000, "pod", "pods"); got != "1 pod|5,000 pods" {
+		t.Error(got)
+	}
+	if got := doctor.Examples([]string{"d", "b", "a", "c"}); strings.Join(got, ",") != "a,b,c" {
+		t.Error(got)
+	}
+}
