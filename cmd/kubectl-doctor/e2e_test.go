@@ -130,10 +130,10 @@ func TestScenarioFindings(t *testing.T) {
 	}
 	rep := decodeReport(t, r.stdout)
 	want := []wantFinding{
-		{"node-taints", doctor.Critical, "node/worker-b", `^node worker-b is tainted node\.kubernetes\.io/unreachable:NoExecute\+NoSchedule for 2h: the node controller has lost contact`, 1},
-		{"rollout-history", doctor.Warning, "shop/deployment/api", `^revisionHistoryLimit is 0`, 1},
-		{"rollout-history", doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): 0 of 3 replicas updated|^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available`, 1},
+		{"node-taints", doctor.Critical, "node/worker-b", `^node worker-b is tainted node\.kubernetes\.io/unreachable:NoExecute\+NoSchedule for (119m|120m|2h): the node controller has lost contact`, 1},
 		{"node-taints", doctor.Warning, "node/worker-c", `^2 nodes are tainted node\.kubernetes\.io/memory-pressure:NoSchedule for 2\dm: the kubelet reports MemoryPressure`, 2},
+		{"rollout-history", doctor.Warning, "shop/deployment/api", `^revisionHistoryLimit is 0`, 1},
+		{"rollout-history", doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
 		{"node-taints", doctor.Info, "node/worker-e", `^node worker-e is cordoned`, 1},
 		{"rollout-history", doctor.Info, "namespace/ops", `^1 workload in namespace ops has no kubernetes\.io/change-cause annotation`, 1},
 	}
@@ -217,14 +217,14 @@ func TestTaintsCommand(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	want := []string{
 		`^NODE\s+KEY\s+VALUE\s+EFFECT\s+SINCE$`,
-		`^cp-1\s+node-role\.kubernetes\.io/control-plane\s+NoSchedule\s+-$`,
+		`^cp-1\s+node-role\.kubernetes\.io/control-plane\s+-\s+NoSchedule\s+-$`,
 		`^gpu-1\s+dedicated\s+gpu\s+NoSchedule\s+-$`,
-		`^worker-a\s+<none>$`,
-		`^worker-b\s+node\.kubernetes\.io/unreachable\s+NoExecute\s+(119m|2h)$`,
-		`^worker-b\s+node\.kubernetes\.io/unreachable\s+NoSchedule\s+(119m|2h)$`,
-		`^worker-c\s+node\.kubernetes\.io/memory-pressure\s+NoSchedule\s+2\dm$`,
-		`^worker-d\s+node\.kubernetes\.io/memory-pressure\s+NoSchedule\s+1\dm$`,
-		`^worker-e\s+node\.kubernetes\.io/unschedulable\s+NoSchedule\s+-$`,
+		`^worker-a\s+<none>\s+-\s+-\s+-$`,
+		`^worker-b\s+node\.kubernetes\.io/unreachable\s+-\s+NoExecute\s+(119m|120m|2h)$`,
+		`^worker-b\s+node\.kubernetes\.io/unreachable\s+-\s+NoSchedule\s+(119m|120m|2h)$`,
+		`^worker-c\s+node\.kubernetes\.io/memory-pressure\s+-\s+NoSchedule\s+2\dm$`,
+		`^worker-d\s+node\.kubernetes\.io/memory-pressure\s+-\s+NoSchedule\s+1\dm$`,
+		`^worker-e\s+node\.kubernetes\.io/unschedulable\s+-\s+NoSchedule\s+-$`,
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), r.stdout)

@@ -80,6 +80,9 @@ func startClusters(tmp string) (func(), error) {
 		return stop, err
 	}
 	stops = append(stops, healthy.Stop)
+	if err := healthy.StartControllerManager(localcluster.ScenarioControllers...); err != nil {
+		return stop, err
+	}
 	if err := load(ctx, healthy, filepath.Join(root, "testdata", "e2e", "healthy")); err != nil {
 		return stop, err
 	}

@@ -29,6 +29,14 @@ import (
 // KubernetesVersion is the release the control plane is built from.
 const KubernetesVersion = "v1.37.2"
 
+// ldflags stamp the version the API server reports at /version (a module
+// build has no git metadata) and strip debug info.
+const ldflags = "-s -w" +
+	" -X k8s.io/component-base/version.gitVersion=" + KubernetesVersion +
+	" -X k8s.io/component-base/version.gitMajor=1" +
+	" -X k8s.io/component-base/version.gitMinor=37" +
+	" -X k8s.io/component-base/version.gitTreeState=clean"
+
 // Binaries are the paths of a built control plane.
 type Binaries struct {
 	Etcd, APIServer, ControllerManager string
@@ -68,6 +76,7 @@ func RepoRoot() (string, error) {
 // sourceHash keys the cache on everything that decides the binaries.
 func sourceHash(root string) (string, error) {
 	h := sha256.New()
+	h.Write([]byte(ldflags))
 	var files []string
 	err := filepath.WalkDir(filepath.Join(root, "hack", "controlplane"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -135,7 +144,7 @@ func Build(ctx context.Context, root string, log io.Writer) (Binaries, error) {
 	start := time.Now()
 	fmt.Fprintf(log, "building the Kubernetes %s control plane into %s (first time only, ~10 minutes on 2 cores)...\n", KubernetesVersion, dir)
 	for _, mod := range []string{"etcd", "kube"} {
-		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", tmp+string(filepath.Separator), "./cmd/...")
+		cmd := exec.CommandContext(ctx, "go", "build", "-ldflags="+ldflags, "-o", tmp+string(filepath.Separator), "./cmd/...")
 		cmd.Dir = filepath.Join(root, "hack", "controlplane", mod)
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		cmd.Stdout, cmd.Stderr = log, log
