@@ -35,12 +35,12 @@ docs:
 
 demo: build
 	@kubeconfig=$$($(GO) run ./hack/cluster up) || exit 1; \
-	set -x; KUBECONFIG=$$kubeconfig ./$(BIN) --stats; set +x; \
-	echo; echo "+ kubectl doctor taints"; KUBECONFIG=$$kubeconfig ./$(BIN) taints; \
-	echo; echo "+ kubectl doctor history"; KUBECONFIG=$$kubeconfig ./$(BIN) history; \
+	echo; echo "$$ kubectl doctor --stats"; KUBECONFIG=$$kubeconfig ./$(BIN) --stats; \
+	echo; echo "$$ kubectl doctor taints"; KUBECONFIG=$$kubeconfig ./$(BIN) taints; \
+	echo; echo "$$ kubectl doctor history -n shop deployment/web"; KUBECONFIG=$$kubeconfig ./$(BIN) history -n shop deployment/web; \
 	echo; echo "The local control plane keeps running. To explore it:"; \
 	echo "  export KUBECONFIG=$$kubeconfig PATH=$(CURDIR)/bin:\$$PATH"; \
-	echo "  kubectl-doctor explain node-taints"; \
+	echo "  kubectl-doctor history; kubectl-doctor -o json --fail-on warning; kubectl-doctor explain node-taints"; \
 	echo "Stop it with: make demo-down"
 
 demo-down:
