@@ -31,7 +31,7 @@ var RolloutHistory = &doctor.Check{
 	Name:     "rollout-history",
 	Severity: doctor.Warning,
 	Reads: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets, snapshot.DaemonSets,
-		snapshot.StatefulSets, snapshot.ControllerRevisions, snapshot.Namespaces.Meta()},
+		snapshot.StatefulSets, snapshot.ControllerRevisions},
 	Run: runRolloutHistory,
 	Doc: `Rollouts that are stuck, cannot be rolled back, or have no change-cause
 

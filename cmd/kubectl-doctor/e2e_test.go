@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net"
 	"net/url"
@@ -12,10 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 func decodeReport(t *testing.T, out string) doctor.Report {
@@ -500,5 +503,32 @@ func TestInfoCommands(t *testing.T) {
 	}
 	if r = runDoctor(t, "", "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "bash completion") {
 		t.Errorf("completion bash: exit %d", r.code)
+	}
+}
+
+// TestLoadMetadataOnly: a metadata-only read comes back as
+// PartialObjectMetadata from the real API server (protobuf, watch cache).
+func TestLoadMetadataOnly(t *testing.T) {
+	needCluster(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", healthy.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.Load(context.Background(), cfg, []snapshot.Resource{snapshot.Namespaces.Meta()}, snapshot.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, m := range s.Metadata(snapshot.Namespaces.Meta()) {
+		names = append(names, m.GetName())
+		if m.GetManagedFields() != nil {
+			t.Errorf("%s: managedFields kept", m.GetName())
+		}
+	}
+	if !strings.Contains(strings.Join(names, ","), "kube-system") || !strings.Contains(strings.Join(names, ","), "shop") {
+		t.Errorf("namespaces %v", names)
+	}
+	if s.Namespaces() != nil {
+		t.Error("a metadata-only read must not yield full objects")
 	}
 }

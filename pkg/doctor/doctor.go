@@ -8,6 +8,7 @@ package doctor
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,21 +126,12 @@ func Select(all []*Check, only, skip []string) ([]*Check, error) {
 		if len(only) > 0 && !want[c.Name] {
 			continue
 		}
-		if contains(skip, c.Name) {
+		if slices.Contains(skip, c.Name) {
 			continue
 		}
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Reads is the union of what the checks read, for the snapshot loader.

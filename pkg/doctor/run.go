@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,7 +86,7 @@ func blocked(snap *snapshot.Snapshot, c *Check) (CheckResult, bool) {
 }
 
 func appendUnique(list []string, s string) []string {
-	if contains(list, s) {
+	if slices.Contains(list, s) {
 		return list
 	}
 	return append(list, s)
