@@ -9,6 +9,11 @@ import "github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 // lists them. It returns a fresh slice so callers cannot change the registry.
 func All() []*doctor.Check {
 	return []*doctor.Check{
+		PodStorm,
+		JobBacklog,
+		AdmissionWebhooks,
+		APIServiceUnavailable,
+		NamespaceStuckTerminating,
 		NodeTaints,
 		RolloutHistory,
 	}

@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 )
@@ -26,7 +28,10 @@ import (
 // ScenarioControllers are the kube-controller-manager controllers scenarios
 // rely on: rollouts make ReplicaSets and ControllerRevisions, ReplicaSets make
 // pods, and pods need their namespace's default ServiceAccount.
-var ScenarioControllers = []string{"deployment", "replicaset", "daemonset", "statefulset", "serviceaccount"}
+// The namespace controller finalizes deleted namespaces (and reports
+// discovery failures on them); job and cronjob run the batch scenarios.
+var ScenarioControllers = []string{"deployment", "replicaset", "daemonset", "statefulset", "serviceaccount",
+	"namespace", "job", "cronjob"}
 
 // ago matches ${NOW} and ${NOW-90m}: scenario timestamps relative to load time.
 var ago = regexp.MustCompile(`\$\{NOW(?:-([0-9hms]+))?\}`)
@@ -61,7 +66,7 @@ func LoadScenarios(ctx context.Context, cfg *rest.Config, dirs []string, log io.
 		return err
 	}
 	groups, err := restmapper.GetAPIGroupResources(dc)
-	if err != nil {
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
 		return fmt.Errorf("discovery: %w", err)
 	}
 	mapper := restmapper.NewDiscoveryRESTMapper(groups)
@@ -69,6 +74,11 @@ func LoadScenarios(ctx context.Context, cfg *rest.Config, dirs []string, log io.
 	if err != nil {
 		return err
 	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	uids := map[string]string{}
 	for _, dir := range dirs {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		sort.Strings(files)
@@ -76,7 +86,7 @@ func LoadScenarios(ctx context.Context, cfg *rest.Config, dirs []string, log io.
 			return fmt.Errorf("scenario %s has no *.yaml files", dir)
 		}
 		for _, f := range files {
-			objs, err := readUnstructured(f)
+			objs, err := readUnstructured(f, uids)
 			if err != nil {
 				return err
 			}
@@ -86,7 +96,24 @@ func LoadScenarios(ctx context.Context, cfg *rest.Config, dirs []string, log io.
 				if err != nil {
 					return fmt.Errorf("%s: %s %s: %w", f, o.GetKind(), o.GetName(), err)
 				}
+				uids[a.obj.GetKind()+"/"+a.obj.GetNamespace()+"/"+a.obj.GetName()] = string(a.uid)
 				applied = append(applied, a)
+			}
+			for _, a := range applied {
+				if a.obj.GetAnnotations()[DeleteAnnotation] == "true" {
+					if err := a.ri.Delete(ctx, a.obj.GetName(), metav1.DeleteOptions{}); err != nil {
+						return fmt.Errorf("%s: deleting %s %s: %w", f, a.obj.GetKind(), a.obj.GetName(), err)
+					}
+				}
+			}
+			for _, a := range applied {
+				if spec := a.obj.GetAnnotations()[RejectPodsAnnotation]; spec != "" && a.obj.GetKind() == "Node" {
+					n, err := RejectPods(ctx, kube, a.obj.GetName(), spec)
+					if err != nil {
+						return fmt.Errorf("%s: %w", f, err)
+					}
+					fmt.Fprintf(log, "rejected %d pods on node %s as its kubelet would (%s)\n", n, a.obj.GetName(), spec)
+				}
 			}
 			if err := awaitObserved(ctx, applied); err != nil {
 				return fmt.Errorf("%s: %w", f, err)
@@ -97,10 +124,14 @@ func LoadScenarios(ctx context.Context, cfg *rest.Config, dirs []string, log io.
 	return nil
 }
 
-func readUnstructured(path string) ([]*unstructured.Unstructured, error) {
+func readUnstructured(path string, uids map[string]string) ([]*unstructured.Unstructured, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	raw, err = expandUIDs(raw, uids)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	raw, err = expand(raw, time.Now())
 	if err != nil {
@@ -125,6 +156,29 @@ func readUnstructured(path string) ([]*unstructured.Unstructured, error) {
 type applied struct {
 	ri  dynamic.ResourceInterface
 	obj *unstructured.Unstructured
+	uid types.UID
+}
+
+// DeleteAnnotation "true" deletes the object right after its step is
+// applied: how a scenario starts a namespace deletion.
+const DeleteAnnotation = "scenario.doctor.test/delete"
+
+// uidRef matches ${UID:Kind/namespace/name}: the UID of an object applied in
+// an earlier step, for ownerReferences.
+var uidRef = regexp.MustCompile(`\$\{UID:([^}]+)\}`)
+
+func expandUIDs(b []byte, uids map[string]string) ([]byte, error) {
+	var err error
+	out := uidRef.ReplaceAllFunc(b, func(m []byte) []byte {
+		key := string(uidRef.FindSubmatch(m)[1])
+		uid, ok := uids[key]
+		if !ok {
+			err = fmt.Errorf("${UID:%s}: no such object applied in an earlier step", key)
+			return m
+		}
+		return []byte(uid)
+	})
+	return out, err
 }
 
 // fieldManager owns what scenarios write.
@@ -147,7 +201,8 @@ func apply(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, o
 	status, hasStatus := o.Object["status"]
 	delete(o.Object, "status")
 	opts := metav1.ApplyOptions{FieldManager: fieldManager, Force: true}
-	if _, err := ri.Apply(ctx, o.GetName(), o, opts); err != nil {
+	out, err := ri.Apply(ctx, o.GetName(), o, opts)
+	if err != nil {
 		return applied{}, err
 	}
 	if hasStatus {
@@ -160,7 +215,7 @@ func apply(ctx context.Context, dyn dynamic.Interface, mapper meta.RESTMapper, o
 			return applied{}, fmt.Errorf("writing status: %w", err)
 		}
 	}
-	return applied{ri: ri, obj: o}, nil
+	return applied{ri: ri, obj: o, uid: out.GetUID()}, nil
 }
 
 // WaitForAnnotation on a scenario object makes the loader wait, after the

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
@@ -120,17 +119,17 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if gv.Group == "" {
 		c.APIPath = "/api"
 	}
-	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c.NegotiatedSerializer = Codecs().WithoutConversion()
 	client, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, err
 	}
-	list, err := scheme.Scheme.New(gv.WithKind(r.Kind + "List"))
+	list, err := Scheme().New(gv.WithKind(r.Kind + "List"))
 	if err != nil {
 		return nil, err
 	}
 	opts := listOptions(r)
-	req := client.Get().Resource(r.Resource).VersionedParams(&opts, scheme.ParameterCodec)
+	req := client.Get().Resource(r.Resource).VersionedParams(&opts, metav1.ParameterCodec)
 	if r.Namespaced && ns != "" {
 		req = req.Namespace(ns)
 	}

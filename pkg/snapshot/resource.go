@@ -45,11 +45,15 @@ var (
 	Jobs                = Resource{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Namespaced: true}
 	CronJobs            = Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob", Namespaced: true}
 	EndpointSlices      = Resource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Kind: "EndpointSlice", Namespaced: true}
+	APIServices         = Resource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices", Kind: "APIService"}
+	MutatingWebhooks    = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration"}
+	ValidatingWebhooks  = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration"}
 )
 
 // known is every resource FromObjects can file an object under.
 var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deployments, DaemonSets,
-	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, allEvents}
+	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, APIServices, MutatingWebhooks,
+	ValidatingWebhooks, allEvents}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 

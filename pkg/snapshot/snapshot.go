@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Snapshot holds the lists of one scan. It is read-only once built, so checks
@@ -35,7 +36,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 	byKind := map[string]Resource{}
 	for _, r := range known {
 		byKind[r.Kind] = r
-		l, err := scheme.Scheme.New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
+		l, err := Scheme().New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
 		if err != nil {
 			return nil, fmt.Errorf("no list type for %s: %w", r, err)
 		}
@@ -45,7 +46,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if kind == "" {
-			if gvks, _, err := scheme.Scheme.ObjectKinds(o); err == nil {
+			if gvks, _, err := Scheme().ObjectKinds(o); err == nil {
 				kind = gvks[0].Kind
 			}
 		}
@@ -180,6 +181,30 @@ func (s *Snapshot) CronJobs() []batchv1.CronJob {
 // EndpointSlices returns the listed EndpointSlices.
 func (s *Snapshot) EndpointSlices() []discoveryv1.EndpointSlice {
 	if l := typed[*discoveryv1.EndpointSliceList](s, EndpointSlices); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// APIServices returns the listed aggregated-API registrations.
+func (s *Snapshot) APIServices() []apiregistrationv1.APIService {
+	if l := typed[*apiregistrationv1.APIServiceList](s, APIServices); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// MutatingWebhookConfigurations returns the listed mutating webhook configurations.
+func (s *Snapshot) MutatingWebhookConfigurations() []admissionregistrationv1.MutatingWebhookConfiguration {
+	if l := typed[*admissionregistrationv1.MutatingWebhookConfigurationList](s, MutatingWebhooks); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// ValidatingWebhookConfigurations returns the listed validating webhook configurations.
+func (s *Snapshot) ValidatingWebhookConfigurations() []admissionregistrationv1.ValidatingWebhookConfiguration {
+	if l := typed[*admissionregistrationv1.ValidatingWebhookConfigurationList](s, ValidatingWebhooks); l != nil {
 		return l.Items
 	}
 	return nil

@@ -1,0 +1,395 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// PodStorm finds controllers that recreate pods the kubelet keeps rejecting,
+// and the piles of failed pods nobody garbage-collects.
+var PodStorm = &doctor.Check{
+	Name:     "pod-storm",
+	Severity: doctor.Warning,
+	Reads: []snapshot.Resource{snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments, snapshot.StatefulSets,
+		snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs},
+	Run: runPodStorm,
+	Doc: `Pod storms: controllers recreating pods the kubelet rejects, and piles of failed pods
+
+## Why it matters
+When the kubelet rejects a pod at admission (not enough CPU, a node affinity
+that does not match, a taint...), the pod ends Failed with a
+` + "`Pod was rejected:`" + ` message, and its controller creates a replacement at once,
+with no backoff. When the pod template pins ` + "`spec.nodeName`" + `, the scheduler is
+bypassed, capacity is never checked, and the loop never ends: in Pinniped issue
+#1507 (seed 000) one Deployment pinned to a full control-plane node made about
+1,000 Failed pods every seven minutes. kube-controller-manager garbage-collects
+terminated pods only above ` + "`--terminated-pod-gc-threshold`" + ` (12,500 by default), so
+they accumulate, bloating etcd, every pod LIST and every client cache
+(kubernetes#113907).
+
+## How it is detected
+From the one LIST of pods: Failed pods whose message begins ` + "`Pod was rejected:`" + ` or
+whose reason is a kubelet admission reason (` + "`OutOfcpu`, `OutOfmemory`, `OutOfpods`" + `,
+` + "`OutOf<resource>`, `NodeAffinity`, `NodeName`, `NodePorts`, `TaintToleration`" + `,
+` + "`UnexpectedAdmissionError`, `NodeShutdown`, `TopologyAffinityError`" + `, ...) are grouped
+by their top owner (pod → ReplicaSet → Deployment; StatefulSet; DaemonSet;
+Job → CronJob; bare pods by node). One finding per owner gives the count, the
+reasons, the nodes, the time span and the rate (from creation timestamps) and
+three example pods, and says when the owner's template sets ` + "`spec.nodeName`" + `.
+Twenty rejected pods make a warning; 200, or a sustained rate of ten a minute
+still going on, are critical; fewer than twenty are not reported. Evicted pods
+(` + "`reason: Evicted`" + `) are a milder class of their own (info from ten, warning
+from 200). All terminated pods together are a warning from 10,000, as they
+approach the garbage-collection threshold.
+
+## How to fix
+Replace ` + "`nodeName`" + ` with a ` + "`nodeSelector`" + ` (or required node affinity) on
+` + "`kubernetes.io/hostname`" + `, so the pod waits Pending when the node is full instead of
+failing in a loop; or, as Pinniped did, request no CPU or memory. Then delete
+the debris: ` + "`kubectl delete pods --field-selector=status.phase=Failed`" + ` with the
+owner's label selector.
+
+## References
+- https://github.com/vmware-tanzu/pinniped/issues/1507
+- https://github.com/kubernetes/kubernetes/issues/113907
+- https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename
+- https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-garbage-collection`,
+}
+
+// kubelet admission rejection reasons (pkg/kubelet/lifecycle/predicate.go
+// and the admit handlers); OutOf<resource> is matched by prefix.
+var admissionReasons = map[string]bool{
+	"NodeAffinity": true, "NodeName": true, "NodePorts": true, "TaintToleration": true,
+	"UnexpectedAdmissionError": true, "NodeShutdown": true, "TopologyAffinityError": true,
+	"InvalidNodeInfo": true, "PodOSNotSupported": true, "PodOSSelectorNodeLabelDoesNotMatch": true,
+	"SysctlForbidden": true, "InitContainerRestartPolicyForbidden": true, "UnexpectedPredicateFailureType": true,
+	"NodeResourcesFit": true,
+}
+
+const (
+	stormWarning      = 20
+	stormCritical     = 200
+	stormRatePerMin   = 10.0
+	stormOngoing      = 10 * time.Minute
+	evictedInfo       = 10
+	evictedWarning    = 200
+	podGCThreshold    = 12500
+	podGCWarnFraction = 0.8
+)
+
+func rejected(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodFailed {
+		return false
+	}
+	return strings.HasPrefix(p.Status.Message, "Pod was rejected:") || admissionReasons[p.Status.Reason] ||
+		strings.HasPrefix(p.Status.Reason, "OutOf")
+}
+
+type owner struct {
+	ref       doctor.ObjectRef
+	nodeName  string                // spec.nodeName in the owner's pod template
+	selector  *metav1.LabelSelector // the owner's pod selector, for cleanup commands
+	kubectlID string                // deployment/NAME
+}
+
+// owners resolves a pod's controller chain to its top owner.
+type owners struct {
+	byUID map[types.UID]owner
+	up    map[types.UID]*metav1.OwnerReference // ReplicaSet -> Deployment, Job -> CronJob
+}
+
+func newOwners(s *snapshot.Snapshot) *owners {
+	o := &owners{byUID: map[types.UID]owner{}, up: map[types.UID]*metav1.OwnerReference{}}
+	add := func(m *metav1.ObjectMeta, apiVersion, kind, nodeName string, sel *metav1.LabelSelector) {
+		o.byUID[m.UID] = owner{ref: doctor.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: m.Namespace, Name: m.Name},
+			nodeName: nodeName, selector: sel, kubectlID: strings.ToLower(kind) + "/" + m.Name}
+		if c := metav1.GetControllerOfNoCopy(m); c != nil {
+			o.up[m.UID] = c
+		}
+	}
+	rss := s.ReplicaSets()
+	for i := range rss {
+		add(&rss[i].ObjectMeta, "apps/v1", "ReplicaSet", rss[i].Spec.Template.Spec.NodeName, rss[i].Spec.Selector)
+	}
+	deps := s.Deployments()
+	for i := range deps {
+		add(&deps[i].ObjectMeta, "apps/v1", "Deployment", deps[i].Spec.Template.Spec.NodeName, deps[i].Spec.Selector)
+	}
+	sts := s.StatefulSets()
+	for i := range sts {
+		add(&sts[i].ObjectMeta, "apps/v1", "StatefulSet", sts[i].Spec.Template.Spec.NodeName, sts[i].Spec.Selector)
+	}
+	dss := s.DaemonSets()
+	for i := range dss {
+		add(&dss[i].ObjectMeta, "apps/v1", "DaemonSet", dss[i].Spec.Template.Spec.NodeName, dss[i].Spec.Selector)
+	}
+	jobs := s.Jobs()
+	for i := range jobs {
+		add(&jobs[i].ObjectMeta, "batch/v1", "Job", jobs[i].Spec.Template.Spec.NodeName, jobs[i].Spec.Selector)
+	}
+	cjs := s.CronJobs()
+	for i := range cjs {
+		add(&cjs[i].ObjectMeta, "batch/v1", "CronJob", cjs[i].Spec.JobTemplate.Spec.Template.Spec.NodeName, nil)
+	}
+	return o
+}
+
+// top is the pod's top owner, or false for a bare pod (or one whose owner is
+// not listed).
+func (o *owners) top(p *corev1.Pod) (owner, bool) {
+	c := metav1.GetControllerOfNoCopy(p)
+	if c == nil {
+		return owner{}, false
+	}
+	cur, ok := o.byUID[c.UID]
+	if !ok {
+		return owner{ref: doctor.ObjectRef{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: p.Namespace, Name: c.Name},
+			kubectlID: strings.ToLower(c.Kind) + "/" + c.Name}, true
+	}
+	uid := c.UID
+	for depth := 0; depth < 3; depth++ {
+		next, ok := o.up[uid]
+		if !ok {
+			break
+		}
+		parent, ok := o.byUID[next.UID]
+		if !ok {
+			break
+		}
+		cur, uid = parent, next.UID
+	}
+	return cur, true
+}
+
+type stormGroup struct {
+	owner         owner
+	hasOwner      bool
+	evicted       bool
+	count         int
+	reasons       map[string]int
+	nodes         map[string]int
+	first, newest time.Time
+	names         []string
+}
+
+func runPodStorm(p *doctor.Pass) error {
+	own := newOwners(p.Snapshot)
+	groups := map[string]*stormGroup{}
+	terminated := 0
+	pods := p.Snapshot.Pods()
+	for i := range pods {
+		pod := &pods[i]
+		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+			terminated++
+		}
+		evicted := pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "Evicted"
+		if !evicted && !rejected(pod) {
+			continue
+		}
+		o, hasOwner := own.top(pod)
+		key := fmt.Sprintf("%t|%s|%s/%s", evicted, o.ref.Kind, pod.Namespace, o.ref.Name)
+		if !hasOwner {
+			key = fmt.Sprintf("%t|node|%s/%s", evicted, pod.Namespace, pod.Spec.NodeName)
+		}
+		g := groups[key]
+		if g == nil {
+			g = &stormGroup{owner: o, hasOwner: hasOwner, evicted: evicted, reasons: map[string]int{}, nodes: map[string]int{}}
+			if !hasOwner {
+				g.owner.ref = doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: pod.Spec.NodeName}
+			}
+			groups[key] = g
+		}
+		g.count++
+		reason := pod.Status.Reason
+		if reason == "" {
+			reason = "Rejected"
+		}
+		g.reasons[reason]++
+		if pod.Spec.NodeName != "" {
+			g.nodes[pod.Spec.NodeName]++
+		}
+		t := pod.CreationTimestamp.Time
+		if g.first.IsZero() || t.Before(g.first) {
+			g.first = t
+		}
+		if t.After(g.newest) {
+			g.newest = t
+		}
+		if len(g.names) < 50 {
+			g.names = append(g.names, pod.Namespace+"/"+pod.Name)
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g := groups[k]
+		if g.evicted {
+			reportEvicted(p, g)
+		} else {
+			reportStorm(p, g, bareNamespace(k))
+		}
+	}
+	if float64(terminated) >= podGCWarnFraction*podGCThreshold {
+		p.Report(doctor.Finding{
+			Severity: doctor.Warning,
+			Object:   doctor.ObjectRef{Kind: "Component", Name: "kube-controller-manager"},
+			Message: fmt.Sprintf("%s terminated (Failed or Succeeded) pods in the cluster: kube-controller-manager garbage-collects them only above --terminated-pod-gc-threshold (default %s), so they stay in etcd and in every pod LIST",
+				doctor.Thousands(terminated), doctor.Thousands(podGCThreshold)),
+			Count: terminated,
+			Remediation: []doctor.Remediation{
+				{Text: "delete failed pods (after fixing whatever makes them)", Command: "kubectl delete pods -A --field-selector=status.phase=Failed"},
+				{Text: "or lower kube-controller-manager's threshold (e.g. --terminated-pod-gc-threshold=1000)"},
+			},
+		})
+	}
+	return nil
+}
+
+// bareNamespace returns the namespace of a bare-pod group key.
+func bareNamespace(key string) string {
+	parts := strings.SplitN(key, "|", 3)
+	ns, _, _ := strings.Cut(parts[2], "/")
+	return ns
+}
+
+// counts formats {"OutOfcpu": 240, "NodeAffinity": 3} as "OutOfcpu ×240, NodeAffinity ×3".
+func counts(m map[string]int) string {
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range m {
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	var parts []string
+	for i, x := range list {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("%d more", len(list)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%s", x.k, doctor.Thousands(x.v)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func keysOf(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (g *stormGroup) rate() float64 {
+	span := g.newest.Sub(g.first)
+	if span < 10*time.Second {
+		return float64(g.count)
+	}
+	return float64(g.count) / span.Minutes()
+}
+
+func (g *stormGroup) where() string {
+	nodes := keysOf(g.nodes)
+	switch len(nodes) {
+	case 0:
+		return ""
+	case 1:
+		return " on node " + nodes[0]
+	}
+	return fmt.Sprintf(" on %d nodes (%s)", len(nodes), strings.Join(doctor.Examples(nodes), ", "))
+}
+
+func reportStorm(p *doctor.Pass, g *stormGroup, bareNS string) {
+	if g.count < stormWarning {
+		return
+	}
+	ongoing := p.Now.Sub(g.newest) < stormOngoing
+	sev := doctor.Warning
+	if g.count >= stormCritical || (ongoing && g.rate() >= stormRatePerMin) {
+		sev = doctor.Critical
+	}
+	span := duration.HumanDuration(g.newest.Sub(g.first))
+	msg := fmt.Sprintf("%s rejected by the kubelet (%s)%s in %s (~%.0f pods/min), newest %s ago",
+		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), span, g.rate(), duration.HumanDuration(p.Now.Sub(g.newest)))
+	ns := g.owner.ref.Namespace
+	var rem []doctor.Remediation
+	if !g.hasOwner {
+		ns = bareNS
+		msg = fmt.Sprintf("%s (bare pods in namespace %s)", msg, ns)
+	}
+	if g.hasOwner && g.owner.nodeName != "" {
+		msg += fmt.Sprintf(": the pod template of %s pins spec.nodeName: %s, so the scheduler never checks the node's capacity and each rejected pod is recreated at once, with no backoff",
+			g.owner.kubectlID, g.owner.nodeName)
+		rem = append(rem,
+			doctor.Remediation{Text: "let the scheduler place it: a nodeSelector on kubernetes.io/hostname makes the pod wait Pending instead of failing in a loop",
+				Command: fmt.Sprintf(`kubectl patch %s -n %s --type=merge -p '{"spec":{"template":{"spec":{"nodeName":null,"nodeSelector":{"kubernetes.io/hostname":"%s"}}}}}'`,
+					g.owner.kubectlID, ns, g.owner.nodeName)},
+			doctor.Remediation{Text: "or, as Pinniped did, request no CPU or memory so the kubelet always admits it",
+				Command: fmt.Sprintf("kubectl set resources %s -n %s --requests=cpu=0,memory=0", g.owner.kubectlID, ns)})
+	} else {
+		nodes := keysOf(g.nodes)
+		if len(nodes) > 0 {
+			rem = append(rem, doctor.Remediation{Text: "see what the node has to give and what holds it",
+				Command: "kubectl describe node " + strings.Join(doctor.Examples(nodes), " ")})
+		}
+	}
+	rem = append(rem, doctor.Remediation{Text: "then delete the debris: nothing garbage-collects it below --terminated-pod-gc-threshold",
+		Command: cleanupCommand(ns, g.owner.selector)})
+	obj := g.owner.ref
+	p.Report(doctor.Finding{Severity: sev, Object: obj, Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
+}
+
+func cleanupCommand(ns string, sel *metav1.LabelSelector) string {
+	cmd := fmt.Sprintf("kubectl delete pods -n %s --field-selector=status.phase=Failed", ns)
+	if sel != nil {
+		if s := metav1.FormatLabelSelector(sel); s != "" && s != "<none>" {
+			cmd += fmt.Sprintf(" -l '%s'", s)
+		}
+	}
+	return cmd
+}
+
+func reportEvicted(p *doctor.Pass, g *stormGroup) {
+	if g.count < evictedInfo {
+		return
+	}
+	sev := doctor.Info
+	if g.count >= evictedWarning {
+		sev = doctor.Warning
+	}
+	ns := g.owner.ref.Namespace
+	if !g.hasOwner {
+		ns = ""
+	}
+	msg := fmt.Sprintf("%s evicted by the kubelet%s between %s and %s ago: the node ran short of memory, disk or PIDs",
+		doctor.Plural(g.count, "pod", "pods"), g.where(), duration.HumanDuration(p.Now.Sub(g.first)), duration.HumanDuration(p.Now.Sub(g.newest)))
+	rem := []doctor.Remediation{}
+	if nodes := keysOf(g.nodes); len(nodes) > 0 {
+		rem = append(rem, doctor.Remediation{Text: "see which pressure the kubelet reported", Command: "kubectl describe node " + strings.Join(doctor.Examples(nodes), " ")})
+	}
+	if ns != "" {
+		rem = append(rem, doctor.Remediation{Text: "set requests that match real usage, then delete the evicted pods", Command: cleanupCommand(ns, g.owner.selector)})
+	}
+	p.Report(doctor.Finding{Severity: sev, Object: g.owner.ref, Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
+}
