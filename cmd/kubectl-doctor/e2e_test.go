@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -116,70 +117,109 @@ func TestHealthyClusterPasses(t *testing.T) {
 }
 
 type wantFinding struct {
-	check    string
 	severity doctor.Severity
 	object   string // as ObjectRef.String()
 	message  string // regexp
-	count    int
+	count    int    // 0: any count above zero
 }
 
-// TestScenarioFindings: the taint and rollout scenarios, made by the real
-// controllers, give exactly these findings, and exit 1 (critical present).
+// scenarioWant is, per check, exactly the findings the scenarios in
+// testdata/scenarios must produce on the real control plane, in report order.
+var scenarioWant = map[string][]wantFinding{
+	"admission-webhooks": {
+		{doctor.Critical, "mutatingwebhookconfiguration/sidecar-injector", `^webhook sidecar-injector\.example\.io \(failurePolicy Fail, timeout 30s\): service batch/sidecar-injector has no ready endpoint: every matching CREATE of pods is rejected$`, 1},
+		{doctor.Warning, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io \(failurePolicy Ignore, timeout 30s\): service policy/pod-policy does not exist: every matching CREATE/UPDATE of pods may wait up to 30s, then silently skips the policy; it intercepts pods in every namespace, kube-system included`, 1},
+	},
+	"apiservice-unavailable": {
+		{doctor.Critical, "apiservice/v1beta1.metrics.k8s.io", `^apiservice v1beta1\.metrics\.k8s\.io \(metrics\.k8s\.io/v1beta1, backed by service kube-system/metrics-server\) has been unavailable for \d+s: EndpointsNotFound: cannot find endpointslices for service/metrics-server in "kube-system"; HPAs on CPU/memory and kubectl top stop working.*; it blocks the deletion of 1 namespace: team-a$`, 1},
+	},
+	"namespace-stuck-terminating": {
+		{doctor.Critical, "namespace/team-a", `^namespace team-a has been terminating for \d+s: discovery of metrics\.k8s\.io/v1beta1 fails because apiservice v1beta1\.metrics\.k8s\.io is unavailable \(EndpointsNotFound: cannot find endpointslices for service/metrics-server in "kube-system"\)$`, 1},
+	},
+	"job-backlog": {
+		{doctor.Warning, "batch/cronjob/report-sync", `^pods for [3-9] Jobs of cronjob/report-sync are not being created: admission webhook sidecar-injector\.example\.io fails \(failurePolicy Fail, timeout 30s; service batch/sidecar-injector has no ready endpoint\): failed to call webhook: .*; [3-9] unfinished Jobs, the oldest created \d+s ago; its Jobs have no activeDeadlineSeconds`, 0},
+	},
+	"pod-storm": {
+		{doctor.Critical, "pinniped-concierge/deployment/kube-cert-agent", `^60 pods rejected by the kubelet \(OutOfcpu ×60\) on node cp-full in \d+s \(~\d+ pods/min\), newest \d+s ago: the pod template of deployment/kube-cert-agent pins spec\.nodeName: cp-full, so the scheduler never checks the node's capacity`, 60},
+	},
+	"node-taints": {
+		{doctor.Critical, "node/worker-b", `^node worker-b is tainted node\.kubernetes\.io/unreachable:NoExecute\+NoSchedule for (119m|120m|2h): the node controller has lost contact`, 1},
+		{doctor.Warning, "node/worker-c", `^2 nodes are tainted node\.kubernetes\.io/memory-pressure:NoSchedule for 2\dm: the kubelet reports MemoryPressure`, 2},
+		{doctor.Info, "node/worker-e", `^node worker-e is cordoned`, 1},
+	},
+	"rollout-history": {
+		{doctor.Warning, "shop/deployment/api", `^revisionHistoryLimit is 0`, 1},
+		{doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
+		{doctor.Info, "namespace/ops", `^1 workload in namespace ops has no kubernetes\.io/change-cause annotation`, 1},
+	},
+}
+
+// TestScenarioFindings: every incident scenario, made by the real
+// controllers, gives exactly its findings, once, at the root-cause object.
 func TestScenarioFindings(t *testing.T) {
 	needCluster(t)
 	r := runDoctor(t, scenarios.Kubeconfig, "-o", "json")
 	if r.code != 1 {
-		t.Errorf("exit %d with a critical finding, want 1", r.code)
+		t.Errorf("exit %d with critical findings, want 1", r.code)
 	}
 	rep := decodeReport(t, r.stdout)
-	want := []wantFinding{
-		{"node-taints", doctor.Critical, "node/worker-b", `^node worker-b is tainted node\.kubernetes\.io/unreachable:NoExecute\+NoSchedule for (119m|120m|2h): the node controller has lost contact`, 1},
-		{"node-taints", doctor.Warning, "node/worker-c", `^2 nodes are tainted node\.kubernetes\.io/memory-pressure:NoSchedule for 2\dm: the kubelet reports MemoryPressure`, 2},
-		{"rollout-history", doctor.Warning, "shop/deployment/api", `^revisionHistoryLimit is 0`, 1},
-		{"rollout-history", doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
-		{"node-taints", doctor.Info, "node/worker-e", `^node worker-e is cordoned`, 1},
-		{"rollout-history", doctor.Info, "namespace/ops", `^1 workload in namespace ops has no kubernetes\.io/change-cause annotation`, 1},
+	got := map[string][]doctor.Finding{}
+	for _, f := range rep.Findings {
+		got[f.Check] = append(got[f.Check], f)
 	}
-	if len(rep.Findings) != len(want) {
-		t.Errorf("%d findings, want %d:", len(rep.Findings), len(want))
-		for _, f := range rep.Findings {
-			t.Logf("  %s %s %s: %s", f.Severity, f.Check, f.Object, f.Message)
+	for _, c := range rep.Checks {
+		if _, ok := scenarioWant[c.Name]; !ok {
+			t.Errorf("check %s has no expectations in scenarioWant", c.Name)
 		}
 	}
-	for i, w := range want {
-		if i >= len(rep.Findings) {
-			break
+	for check, want := range scenarioWant {
+		fs := got[check]
+		if len(fs) != len(want) {
+			t.Errorf("%s: %d findings, want %d:", check, len(fs), len(want))
+			for _, f := range fs {
+				t.Logf("  %s %s: %s", f.Severity, f.Object, f.Message)
+			}
+			continue
 		}
-		f := rep.Findings[i] // the report is sorted: severity, check, namespace, name
-		if f.Check != w.check || f.Severity != w.severity || f.Object.String() != w.object ||
-			!regexp.MustCompile(w.message).MatchString(f.Message) || f.Count != w.count {
-			t.Errorf("finding %d = %s %s %s ×%d: %s\nwant %s %s %s ×%d: /%s/", i, f.Severity, f.Check, f.Object, f.Count, f.Message,
-				w.severity, w.check, w.object, w.count, w.message)
-		}
-		if len(f.Remediation) == 0 {
-			t.Errorf("finding %d has no remediation", i)
+		for i, w := range want {
+			f := fs[i]
+			if f.Severity != w.severity || f.Object.String() != w.object || !regexp.MustCompile(w.message).MatchString(f.Message) ||
+				(w.count > 0 && f.Count != w.count) {
+				t.Errorf("%s finding %d = %s %s ×%d: %s\nwant %s %s ×%d: /%s/", check, i, f.Severity, f.Object, f.Count, f.Message,
+					w.severity, w.object, w.count, w.message)
+			}
+			if len(f.Remediation) == 0 {
+				t.Errorf("%s finding %d has no remediation", check, i)
+			}
 		}
 	}
 	byObject := map[string]doctor.Finding{}
 	for _, f := range rep.Findings {
 		byObject[f.Object.String()] = f
 	}
-	if f := byObject["node/worker-c"]; strings.Join(f.Examples, ",") != "worker-c,worker-d" ||
-		f.Remediation[0].Command != "kubectl describe node worker-c worker-d" {
-		t.Errorf("grouped taint finding: examples %v, remediation %+v", f.Examples, f.Remediation)
+	for obj, cmd := range map[string]string{
+		"node/worker-c":                                 "kubectl describe node worker-c worker-d",
+		"shop/deployment/checkout":                      "kubectl rollout undo deployment/checkout -n shop",
+		"apiservice/v1beta1.metrics.k8s.io":             "kubectl delete apiservice v1beta1.metrics.k8s.io",
+		"pinniped-concierge/deployment/kube-cert-agent": `kubectl patch deployment/kube-cert-agent -n pinniped-concierge --type=merge -p '{"spec":{"template":{"spec":{"nodeName":null,"nodeSelector":{"kubernetes.io/hostname":"cp-full"}}}}}'`,
+	} {
+		if !hasCommand(byObject[obj], cmd) {
+			t.Errorf("%s: remediation lacks %q: %+v", obj, cmd, byObject[obj].Remediation)
+		}
 	}
-	if f := byObject["shop/deployment/checkout"]; !hasCommand(f, "kubectl rollout undo deployment/checkout -n shop") {
-		t.Errorf("stuck rollout remediation: %+v", f.Remediation)
+	if f := byObject["pinniped-concierge/deployment/kube-cert-agent"]; !hasCommand(f, "kubectl delete pods -n pinniped-concierge --field-selector=status.phase=Failed -l 'app=kube-cert-agent'") {
+		t.Errorf("storm cleanup command: %+v", f.Remediation)
 	}
 
 	// The table groups by severity, critical first, and ends with the summary.
 	table := runDoctor(t, scenarios.Kubeconfig)
-	crit, warn, info := strings.Index(table.stdout, "CRITICAL (1)"), strings.Index(table.stdout, "WARNING (3)"), strings.Index(table.stdout, "INFO (2)")
+	s := rep.Summary
+	crit, warn, info := strings.Index(table.stdout, fmt.Sprintf("CRITICAL (%d)", s.Critical)), strings.Index(table.stdout, fmt.Sprintf("WARNING (%d)", s.Warning)), strings.Index(table.stdout, fmt.Sprintf("INFO (%d)", s.Info))
 	if crit < 0 || warn < crit || info < warn {
 		t.Errorf("table is not grouped critical, warning, info:\n%s", table.stdout)
 	}
-	if !strings.Contains(table.stdout, "1 critical, 3 warning, 2 info · 0 checks passed, 2 failed, 0 skipped · ") {
-		t.Errorf("summary line missing:\n%s", table.stdout)
+	if line := fmt.Sprintf("%d critical, %d warning, %d info · 0 checks passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, len(rep.Checks)); !strings.Contains(table.stdout, line) {
+		t.Errorf("summary line %q missing:\n%s", line, table.stdout)
 	}
 	// --fail-on thresholds.
 	for flag, code := range map[string]int{"critical": 1, "warning": 1, "info": 1, "never": 0} {
@@ -190,7 +230,7 @@ func TestScenarioFindings(t *testing.T) {
 	if r := runDoctor(t, scenarios.Kubeconfig, "--check", "rollout-history", "--fail-on", "critical"); r.code != 0 {
 		t.Errorf("rollout-history alone has no critical finding, exit %d", r.code)
 	}
-	// -n narrows namespaced objects: only shop's rollouts, all nodes.
+	// -n narrows namespaced objects: only shop's rollouts.
 	ns := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "-n", "shop", "-o", "json", "--check", "rollout-history").stdout)
 	for _, f := range ns.Findings {
 		if f.Object.Namespace != "shop" {
@@ -221,6 +261,7 @@ func TestTaintsCommand(t *testing.T) {
 	want := []string{
 		`^NODE\s+KEY\s+VALUE\s+EFFECT\s+SINCE$`,
 		`^cp-1\s+node-role\.kubernetes\.io/control-plane\s+-\s+NoSchedule\s+-$`,
+		`^cp-full\s+<none>\s+-\s+-\s+-$`,
 		`^gpu-1\s+dedicated\s+gpu\s+NoSchedule\s+-$`,
 		`^worker-a\s+<none>\s+-\s+-\s+-$`,
 		`^worker-b\s+node\.kubernetes\.io/unreachable\s+-\s+NoExecute\s+(119m|120m|2h)$`,
