@@ -29,9 +29,14 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
+	@if command -v goreleaser >/dev/null; then goreleaser check; else echo "goreleaser not installed: .goreleaser.yaml not validated"; fi
 
 docs:
 	$(GO) run ./hack/gendocs
+
+# Benchmarks of the checks on synthetic clusters (figures go in issue notes).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./...
 
 demo: build
 	@kubeconfig=$$($(GO) run ./hack/cluster up) || exit 1; \
