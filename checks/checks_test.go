@@ -12,6 +12,9 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
+// FixtureServerVersion is the API server version fixture tests run against.
+const FixtureServerVersion = "v1.37.2"
+
 func TestRegistryIsValid(t *testing.T) {
 	if err := doctor.Validate(checks.All()); err != nil {
 		t.Fatal(err)
@@ -44,6 +47,7 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			snap.ServerVersion = FixtureServerVersion
 			r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
 			if got := r.Checks[0]; got.Status == doctor.StatusError || got.Status == doctor.StatusSkipped {
 				t.Fatalf("check %s: %s", got.Status, got.Reason)

@@ -125,7 +125,21 @@ type wantFinding struct {
 
 // scenarioWant is, per check, exactly the findings the scenarios in
 // testdata/scenarios must produce on the real control plane, in report order.
-var scenarioWant = map[string][]wantFinding{
+// Each area keeps its expectations in its own e2e_*_test.go file.
+var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant)
+
+func mergeWants(sets ...map[string][]wantFinding) map[string][]wantFinding {
+	out := map[string][]wantFinding{}
+	for _, set := range sets {
+		for check, w := range set {
+			out[check] = append(out[check], w...)
+		}
+	}
+	return out
+}
+
+// incidentWant: the seed incidents (issues 3 and 4).
+var incidentWant = map[string][]wantFinding{
 	"admission-webhooks": {
 		{doctor.Critical, "mutatingwebhookconfiguration/sidecar-injector", `^webhook sidecar-injector\.example\.io \(failurePolicy Fail, timeout 30s\): service batch/sidecar-injector has no ready endpoint: every matching CREATE of pods is rejected$`, 1},
 		{doctor.Warning, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io \(failurePolicy Ignore, timeout 30s\): service policy/pod-policy does not exist: every matching CREATE/UPDATE of pods may wait up to 30s, then silently skips the policy; it intercepts pods in every namespace, kube-system included`, 1},

@@ -134,6 +134,7 @@ func (o *clusterOptions) load(ctx context.Context, streams ioStreams, reads []sn
 	if err != nil {
 		return nil, nil, nil, connectError(ctx, cfg, err, o.Timeout)
 	}
+	snap.ServerVersion = v.GitVersion
 	return snap, v, cfg, nil
 }
 

@@ -23,6 +23,9 @@ type Snapshot struct {
 	errs  map[Resource]error
 	// Namespace is the scope of namespaced lists; "" is the whole cluster.
 	Namespace string
+	// ServerVersion is the API server's gitVersion ("v1.37.2") from GET
+	// /version, for version-skew checks; "" when unknown.
+	ServerVersion string
 }
 
 func newSnapshot() *Snapshot {
@@ -285,7 +288,7 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 // WithError returns a copy of s in which r failed to list with err, as the
 // loader records it: for tests of how checks degrade.
 func WithError(s *Snapshot, r Resource, err error) *Snapshot {
-	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace}
+	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion}
 	for k, v := range s.lists {
 		c.lists[k] = v
 	}
