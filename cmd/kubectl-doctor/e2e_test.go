@@ -587,3 +587,42 @@ func TestLoadMetadataOnly(t *testing.T) {
 		t.Error("a metadata-only read must not yield full objects")
 	}
 }
+
+// TestAuditOnRealLog reads the local API server's own audit log.
+func TestAuditOnRealLog(t *testing.T) {
+	needCluster(t)
+	r := runDoctor(t, "", "audit", scenarios.AuditLog(), "-o", "json", "--top", "0")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var doc struct {
+		Input struct {
+			Events, Corrupt int
+			Stage           string
+		}
+		Clients []struct{ User, UserAgent, Resource string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range doc.Clients {
+		seen[c.User] = true
+	}
+	if doc.Input.Events == 0 || doc.Input.Corrupt != 0 || doc.Input.Stage != "ResponseComplete" || !seen["admin"] {
+		t.Errorf("audit of the real log: %+v, users %v", doc.Input, seen)
+	}
+	if table := runDoctor(t, "", "audit", scenarios.AuditLog()); !strings.Contains(table.stdout, "USER") || !strings.Contains(table.stdout, "LIST-TIME") {
+		t.Errorf("table:\n%s", table.stdout)
+	}
+}
+
+func TestAuditBadInputs(t *testing.T) {
+	notAudit := filepath.Join(t.TempDir(), "app.log")
+	if err := os.WriteFile(notAudit, []byte(strings.Repeat(`{"msg":"hello"}`+"\n", 200)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	oneErrorLine(t, runDoctor(t, "", "audit", notAudit), "not a Kubernetes audit log")
+	oneErrorLine(t, runDoctor(t, "", "audit", filepath.Join(t.TempDir(), "missing.log")), "no such file")
+	oneErrorLine(t, runDoctor(t, "", "audit"), "requires at least 1 arg")
+}

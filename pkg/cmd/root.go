@@ -92,6 +92,7 @@ may not list only skips the checks that need it.
 		newTaintsCommand(streams, scan.cluster),
 		newHistoryCommand(streams, scan.cluster),
 		newVersionCommand(streams),
+		newAuditCommand(streams),
 	)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

@@ -111,12 +111,20 @@ func newPalette(on bool) palette {
 	return p
 }
 
-func table(w io.Writer, r *doctor.Report, o Options) error {
-	p := newPalette(o.Color)
+// Findings writes findings grouped by severity, critical first, each with
+// its object, message, examples and remediation: the body of every table
+// report (scan, audit).
+func Findings(w io.Writer, findings []doctor.Finding, o Options) error {
 	var b strings.Builder
+	writeFindings(&b, findings, newPalette(o.Color), o.Format == "wide")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeFindings(b *strings.Builder, findings []doctor.Finding, p palette, wide bool) {
 	for _, sev := range []doctor.Severity{doctor.Critical, doctor.Warning, doctor.Info} {
 		var group []doctor.Finding
-		for _, f := range r.Findings {
+		for _, f := range findings {
 			if f.Severity == sev {
 				group = append(group, f)
 			}
@@ -124,11 +132,17 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 		if len(group) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "%s\n", p.sev[sev].Sprintf("%s (%d)", strings.ToUpper(sev.String()), len(group)))
+		fmt.Fprintf(b, "%s\n", p.sev[sev].Sprintf("%s (%d)", strings.ToUpper(sev.String()), len(group)))
 		for _, f := range group {
-			writeFinding(&b, f, p, o.Format == "wide")
+			writeFinding(b, f, p, wide)
 		}
 	}
+}
+
+func table(w io.Writer, r *doctor.Report, o Options) error {
+	p := newPalette(o.Color)
+	var b strings.Builder
+	writeFindings(&b, r.Findings, p, o.Format == "wide")
 	for _, c := range r.Checks {
 		if c.Status == doctor.StatusSkipped || c.Status == doctor.StatusError {
 			fmt.Fprintf(&b, "%s %s: %s\n", p.dim.Sprint(c.Status), c.Name, Esc(c.Reason))
