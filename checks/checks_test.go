@@ -9,7 +9,6 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // FixtureServerVersion is the API server version fixture tests run against.
@@ -27,23 +26,23 @@ func TestFixtures(t *testing.T) {
 	for _, c := range checks.All() {
 		t.Run(c.Name, func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "checks", c.Name)
-			objs, err := fixture.ReadDir(dir)
+			set, err := fixture.Load(dir)
 			if err != nil {
 				t.Fatalf("every check needs fixtures: %v", err)
 			}
-			for kind, n := range fixture.Negatives(objs) {
+			for kind, n := range fixture.Negatives(set.Objects) {
 				if n == 0 {
 					t.Errorf("fixtures have %s objects with expectations but none without: add a negative case", kind)
 				}
 			}
-			wants, err := fixture.Wants(objs)
+			wants, err := set.Wants()
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(wants) == 0 {
 				t.Fatalf("fixtures in %s expect no finding at all: add a positive case", dir)
 			}
-			snap, err := snapshot.FromObjects(objs...)
+			snap, err := set.Snapshot()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +51,7 @@ func TestFixtures(t *testing.T) {
 			if got := r.Checks[0]; got.Status == doctor.StatusError || got.Status == doctor.StatusSkipped {
 				t.Fatalf("check %s: %s", got.Status, got.Reason)
 			}
-			problems, err := fixture.Compare(objs, r.Findings)
+			problems, err := set.Compare(r.Findings)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -140,6 +140,10 @@ func mergeWants(sets ...map[string][]wantFinding) map[string][]wantFinding {
 
 // incidentWant: the seed incidents (issues 3 and 4).
 var incidentWant = map[string][]wantFinding{
+	"apiserver-metrics": {
+		{doctor.Warning, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io, since the API server started: failed open [\d,]+ times: its policy was skipped for those requests$`, 1},
+		{doctor.Warning, "mutatingwebhookconfiguration/sidecar-injector", `^webhook sidecar-injector\.example\.io, since the API server started: [\d,]+ requests were rejected because calling it failed$`, 1},
+	},
 	"admission-webhooks": {
 		{doctor.Critical, "mutatingwebhookconfiguration/sidecar-injector", `^webhook sidecar-injector\.example\.io \(failurePolicy Fail, timeout 30s\): service batch/sidecar-injector has no ready endpoint: every matching CREATE of pods is rejected$`, 1},
 		{doctor.Warning, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io \(failurePolicy Ignore, timeout 30s\): service policy/pod-policy does not exist: every matching CREATE/UPDATE of pods may wait up to 30s, then silently skips the policy; it intercepts pods in every namespace, kube-system included`, 1},

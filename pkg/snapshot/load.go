@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -82,6 +83,18 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 			if opts.Progress != nil {
 				opts.Progress(r)
 			}
+			if r.Path != "" {
+				body, err := getRaw(ctx, protoCfg, r.Path)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					err = s.SetMetrics(bytes.NewReader(body))
+				}
+				if err != nil {
+					s.errs[r.key()] = classify(r, opts.Namespace, err)
+				}
+				return
+			}
 			var list runtime.Object
 			var err error
 			if r.MetadataOnly {
@@ -104,6 +117,17 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 		return nil, err
 	}
 	return s, nil
+}
+
+func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) {
+	c := rest.CopyConfig(cfg)
+	c.AcceptContentTypes = "text/plain"
+	c.NegotiatedSerializer = Codecs().WithoutConversion()
+	client, err := rest.UnversionedRESTClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return client.Get().AbsPath(path).DoRaw(ctx)
 }
 
 func listOptions(r Resource) metav1.ListOptions {
@@ -165,6 +189,8 @@ func classify(r Resource, ns string, err error) error {
 	}
 	le := &ListError{Resource: r, Err: err, Skip: true}
 	switch {
+	case r.Path != "" && apierrors.IsForbidden(err):
+		le.Reason = fmt.Sprintf("forbidden: cannot get %s", r.Path)
 	case apierrors.IsForbidden(err):
 		le.Reason = fmt.Sprintf("forbidden: cannot list %s %s", r, scope)
 	case apierrors.IsUnauthorized(err):

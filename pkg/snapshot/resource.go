@@ -29,6 +29,9 @@ type Resource struct {
 	// listed with one, since a cluster-wide event list is an etcd read of
 	// everything (events have no watch cache worth the name).
 	FieldSelector string
+	// Path, when set, makes this a plain GET of a non-resource endpoint
+	// (the API server's /metrics) instead of a LIST.
+	Path string
 }
 
 // The resources checks may declare.
@@ -50,10 +53,17 @@ var (
 	ValidatingWebhooks  = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration"}
 )
 
+// APIServerMetrics is the API server's own Prometheus metrics (GET /metrics):
+// webhook latencies, APF rejections, object counts, LIST costs.
+var APIServerMetrics = Resource{Resource: "metrics", Kind: "Metrics", Path: "/metrics"}
+
+// PriorityLevels are the API Priority and Fairness priority levels.
+var PriorityLevels = Resource{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Resource: "prioritylevelconfigurations", Kind: "PriorityLevelConfiguration"}
+
 // known is every resource FromObjects can file an object under.
 var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deployments, DaemonSets,
 	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, APIServices, MutatingWebhooks,
-	ValidatingWebhooks, allEvents}
+	ValidatingWebhooks, PriorityLevels, allEvents}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 
@@ -83,8 +93,11 @@ func (r Resource) key() Resource {
 	return r
 }
 
-// String is "replicasets.apps", "pods" or "events(reason=FailedCreate)".
+// String is "replicasets.apps", "pods", "events(reason=FailedCreate)" or "/metrics".
 func (r Resource) String() string {
+	if r.Path != "" {
+		return r.Path
+	}
 	s := r.Resource
 	if r.Group != "" {
 		s += "." + r.Group

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"io"
 	"sort"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -9,18 +10,24 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Snapshot holds the lists of one scan. It is read-only once built, so checks
 // may read it concurrently.
 type Snapshot struct {
-	lists map[Resource]runtime.Object // full lists, or *metav1.PartialObjectMetadataList
-	errs  map[Resource]error
+	lists   map[Resource]runtime.Object // full lists, or *metav1.PartialObjectMetadataList
+	errs    map[Resource]error
+	metrics map[string]*dto.MetricFamily
 	// Namespace is the scope of namespaced lists; "" is the whole cluster.
 	Namespace string
 	// ServerVersion is the API server's gitVersion ("v1.37.2") from GET
@@ -37,6 +44,7 @@ func newSnapshot() *Snapshot {
 func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 	s := newSnapshot()
 	byKind := map[string]Resource{}
+	s.metrics = map[string]*dto.MetricFamily{}
 	for _, r := range known {
 		byKind[r.Kind] = r
 		l, err := Scheme().New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
@@ -72,8 +80,38 @@ func (s *Snapshot) Err(r Resource) error {
 	if err, ok := s.errs[r.key()]; ok {
 		return err
 	}
+	if r.Path != "" {
+		if s.metrics == nil {
+			return &ListError{Resource: r, Reason: "not read by this scan", Skip: true}
+		}
+		return nil
+	}
 	if s.list(r) == nil {
 		return &ListError{Resource: r, Reason: "not listed by this scan", Skip: true}
+	}
+	return nil
+}
+
+// Metrics returns the API server's metric families by name (nil when
+// /metrics was not read).
+func (s *Snapshot) Metrics() map[string]*dto.MetricFamily { return s.metrics }
+
+// SetMetrics parses Prometheus text into the snapshot, as the loader does
+// with GET /metrics; fixtures use it too.
+func (s *Snapshot) SetMetrics(text io.Reader) error {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	m, err := p.TextToMetricFamilies(text)
+	if err != nil {
+		return fmt.Errorf("parsing metrics: %w", err)
+	}
+	s.metrics = m
+	return nil
+}
+
+// PriorityLevels returns the listed API Priority and Fairness priority levels.
+func (s *Snapshot) PriorityLevels() []flowcontrolv1.PriorityLevelConfiguration {
+	if l := typed[*flowcontrolv1.PriorityLevelConfigurationList](s, PriorityLevels); l != nil {
+		return l.Items
 	}
 	return nil
 }
@@ -288,7 +326,7 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 // WithError returns a copy of s in which r failed to list with err, as the
 // loader records it: for tests of how checks degrade.
 func WithError(s *Snapshot, r Resource, err error) *Snapshot {
-	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion}
+	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion, metrics: s.metrics}
 	for k, v := range s.lists {
 		c.lists[k] = v
 	}
@@ -296,6 +334,9 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 		c.errs[k] = v
 	}
 	delete(c.lists, r.key())
+	if r.Path != "" {
+		c.metrics = nil
+	}
 	c.errs[r.key()] = classify(r, s.Namespace, err)
 	return c
 }
