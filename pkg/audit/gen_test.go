@@ -36,7 +36,7 @@ func (r genReq) line(stage string, id int) []byte {
 		"stage": stage, "requestURI": r.uri, "verb": r.verb,
 		"user":      map[string]any{"username": r.user, "groups": []string{"system:authenticated"}},
 		"userAgent": r.agent, "sourceIPs": []string{"10.0.0.1"},
-		"objectRef": map[string]any{"resource": r.resource, "namespace": r.ns, "apiGroup": r.group, "apiVersion": "v1"},
+		"objectRef":                map[string]any{"resource": r.resource, "namespace": r.ns, "apiGroup": r.group, "apiVersion": "v1"},
 		"responseStatus":           map[string]any{"code": 200},
 		"requestReceivedTimestamp": r.start.Format(time.RFC3339Nano),
 		"stageTimestamp":           ts.Format(time.RFC3339Nano),
