@@ -34,9 +34,12 @@ lint:
 docs:
 	$(GO) run ./hack/gendocs
 
-# Benchmarks of the checks on synthetic clusters (figures go in issue notes).
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./...
+# The footprint benchmark: a real kube-apiserver with 30,600 pods, the floor
+# client against a full kubectl-doctor scan (docs/performance.md), then the
+# Go benchmarks of the checks and the audit analyser.
+bench: build controlplane
+	$(GO) run ./hack/bench -runs 3 -doctor $(BIN)
+	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./checks ./pkg/...
 
 demo: build
 	@kubeconfig=$$($(GO) run ./hack/cluster up) || exit 1; \

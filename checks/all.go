@@ -15,6 +15,13 @@ func All() []*doctor.Check {
 		APIServiceUnavailable,
 		NamespaceStuckTerminating,
 		NodeTaints,
+		NodeHealth,
+		NodeDrift,
+		PendingTaints,
+		NodePodCapacity,
 		RolloutHistory,
+		SandboxFailures,
+		RuntimeSocket,
+		APIServerMetrics,
 	}
 }

@@ -94,6 +94,7 @@ may not list only skips the checks that need it.
 		newVersionCommand(streams),
 		newAuditCommand(streams),
 	)
+	root.AddCommand(newNodesCommand(streams, scan.cluster))
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
@@ -46,10 +49,11 @@ func IsSkippable(err error) bool {
 	return errors.As(err, &le) && le.Skip
 }
 
-// Load lists each planned resource once, from the watch cache
-// (resourceVersion=0, no pagination: the cache serves the list from memory
-// without touching etcd), as protobuf or metadata-only, at most
-// opts.Parallelism at a time. Per-resource failures are recorded, not
+// Load reads each planned resource once, from the watch cache: as a streamed
+// watch-list (sendInitialEvents, trimmed object by object) where the server
+// supports it, else a resourceVersion=0 LIST without pagination (the cache
+// serves it from memory without touching etcd); protobuf, or metadata-only;
+// at most opts.Parallelism at a time. Per-resource failures are recorded, not
 // returned; only a cancelled or expired ctx fails the load.
 func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOptions) (*Snapshot, error) {
 	if opts.Parallelism <= 0 {
@@ -108,7 +112,11 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				s.errs[r.key()] = classify(r, opts.Namespace, err)
 				return
 			}
-			dropManagedFields(list)
+			if !r.MetadataOnly {
+				trimList(list)
+			} else {
+				dropManagedFields(list)
+			}
 			s.lists[r.key()] = list
 		}()
 	}
@@ -152,6 +160,15 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err != nil {
 		return nil, err
 	}
+	if r.Kind != "Event" { // events have no watch cache to stream from
+		streamed, err := watchList(ctx, client, r, ns, list)
+		if err == nil {
+			return streamed, nil
+		}
+		if ctx.Err() != nil || !fallBackToList(err) {
+			return nil, err
+		}
+	}
 	opts := listOptions(r)
 	req := client.Get().Resource(r.Resource).VersionedParams(&opts, metav1.ParameterCodec)
 	if r.Namespaced && ns != "" {
@@ -160,8 +177,77 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
 	}
+	trimList(list)
 	return list, nil
 }
+
+// initialEventsEnd marks the bookmark that closes a watch-list's initial state.
+const initialEventsEnd = "k8s.io/initial-events-end"
+
+// watchList reads a resource as a stream (a watch with sendInitialEvents,
+// served from the watch cache: the API server's "streaming list"), trimming
+// each object as it arrives, so the scan never holds a whole response body
+// nor an untrimmed object. Servers without WatchList refuse it and the
+// caller falls back to a resourceVersion=0 LIST.
+func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns string, list runtime.Object) (runtime.Object, error) {
+	opts := metav1.ListOptions{
+		Watch:                true,
+		SendInitialEvents:    ptrTo(true),
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+		ResourceVersion:      "0", // any state of the cache will do, as with a resourceVersion=0 LIST
+		AllowWatchBookmarks:  true,
+		FieldSelector:        r.FieldSelector,
+	}
+	req := client.Get().Resource(r.Resource).VersionedParams(&opts, metav1.ParameterCodec)
+	if r.Namespaced && ns != "" {
+		req = req.Namespace(ns)
+	}
+	w, err := req.Watch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Stop()
+	items := reflect.ValueOf(list).Elem().FieldByName("Items")
+	if !items.IsValid() {
+		return nil, fmt.Errorf("%T has no Items", list)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil, fmt.Errorf("watch-list of %s ended before its initial events did", r)
+			}
+			switch ev.Type {
+			case watch.Added:
+				Trim(ev.Object)
+				items.Set(reflect.Append(items, reflect.ValueOf(ev.Object).Elem()))
+			case watch.Bookmark:
+				m, err := meta.Accessor(ev.Object)
+				if err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
+					if lm, err := meta.ListAccessor(list); err == nil {
+						lm.SetResourceVersion(m.GetResourceVersion())
+					}
+					return list, nil
+				}
+			case watch.Error:
+				return nil, apierrors.FromObject(ev.Object)
+			}
+		}
+	}
+}
+
+// fallBackToList says whether a watch-list failure means "this server does
+// not stream lists" (old server, feature gate off, RBAC without watch) rather
+// than a failure a LIST would share.
+func fallBackToList(err error) bool {
+	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) ||
+		apierrors.IsMethodNotSupported(err) || apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err) ||
+		strings.Contains(err.Error(), "ended before its initial events")
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns string) (runtime.Object, error) {
 	ri := client.Resource(r.GVR())

@@ -71,6 +71,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		if err := meta.SetList(s.lists[r], objs); err != nil {
 			return nil, fmt.Errorf("filing %s: %w", r, err)
 		}
+		trimList(s.lists[r]) // exactly what a live scan keeps
 	}
 	return s, nil
 }

@@ -1,0 +1,342 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// NodeHealth reports nodes whose kubelet is not healthy, classified by the
+// kubelet's own words, so that nodes sharing a cause are one finding.
+var NodeHealth = &doctor.Check{
+	Name:     "node-health",
+	Severity: doctor.Critical,
+	Reads:    []snapshot.Resource{snapshot.Nodes},
+	Run:      runNodeHealth,
+	Doc: `Nodes that are NotReady or unreachable, or under memory, disk or PID pressure, and why
+
+## Why it matters
+A node whose kubelet is not Ready gets no new pods, and the pods on it are
+evicted once their ` + "`not-ready`/`unreachable`" + ` toleration runs out (300 s by
+default). The kubelet says why in its Ready condition, but its words can
+mislead: in "How the OOM-Killer Deleted My Namespace" (seed 003) kubelets on
+a new node image reported "container runtime is down" while
+` + "`systemctl status containerd`" + ` said it was running — the runtime's CRI
+Status call was stuck behind a CNI plugin whose network-namespace teardown
+hung on the new kernel, and ` + "`crictl info`" + ` hung with it. Nodes that fail
+together usually share that one cause. The node-taints check reports the
+taints Kubernetes then puts on such nodes; this check reports the condition
+behind them and its cause.
+
+## How it is detected
+From one LIST of nodes, the ` + "`Ready`" + ` condition of every node that has one (a node
+that has not posted any status yet is not judged). Ready ` + "`Unknown`" + ` (reason
+` + "`NodeStatusUnknown`" + `: the kubelet stopped posting) is unreachable; Ready ` + "`False`" + `
+is classified from the kubelet's message: ` + "`container runtime is down`" + `,
+` + "`container runtime not ready`" + `, ` + "`PLEG is not healthy`" + `,
+` + "`container runtime network not ready`" + ` (CNI not initialised), ` + "`node is shutting down`" + `,
+or anything else by its reason and message. Nodes that share a cause are one
+critical finding with the count, example nodes, how long (the oldest
+condition's ` + "`lastTransitionTime`" + `) and, when they all run a kernel no other node
+runs, that kernel. ` + "`MemoryPressure`, `DiskPressure`, `PIDPressure`" + ` and
+` + "`NetworkUnavailable`" + ` conditions that are True are warnings, one per condition.
+
+## How to fix
+Describe the node, then on the node ask what the kubelet asks:
+` + "`crictl info`" + ` (if it hangs, the runtime's status path is stuck even when the
+service is active), ` + "`systemctl status containerd`" + `, ` + "`journalctl -u kubelet`" + `; a
+goroutine dump of containerd (` + "`kill -USR1`" + `) shows the call that is stuck. Cordon
+and drain the nodes while you fix or replace them; delete a node whose
+machine is gone for good. For pressure, find and limit the pods using the
+resource, or give the node more of it.
+
+## References
+- https://kubernetes.io/docs/reference/node/node-status/#condition
+- https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-based-evictions
+- https://kubernetes.io/docs/tasks/debug/debug-cluster/crictl/
+- https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
+- https://github.com/containerd/containerd/blob/main/docs/getting-started.md`,
+}
+
+// healthCause is one reason for an unhealthy node: what the kubelet's
+// words mean and what to do about them.
+type healthCause struct {
+	state   string // "NotReady", "unreachable", "under MemoryPressure"
+	meaning string // "" when the kubelet's words are all there is
+	effect  string
+	sev     doctor.Severity
+	fix     func(names, first string) []doctor.Remediation
+}
+
+const notReadyEffect = "no new pods are scheduled there, and pods without a longer not-ready toleration are evicted after the default 300s (DaemonSet pods stay)"
+
+func cordonDrain(names string) []doctor.Remediation {
+	return []doctor.Remediation{
+		{Text: "keep new pods off while you investigate", Command: "kubectl cordon " + names},
+		{Text: "move the pods elsewhere before restarting the runtime or replacing the machine", Command: "kubectl drain " + names + " --ignore-daemonsets --delete-emptydir-data"},
+	}
+}
+
+func withDescribe(names string, rest ...doctor.Remediation) []doctor.Remediation {
+	return append([]doctor.Remediation{{Text: "read the node's conditions and recent events", Command: "kubectl describe node " + names}}, rest...)
+}
+
+var healthCauses = map[string]healthCause{
+	"runtime-down": {state: "NotReady", sev: doctor.Critical, effect: notReadyEffect,
+		meaning: "the kubelet's CRI Status call to the container runtime fails or times out: the runtime is dead, or alive with one call stuck inside it (a CNI plugin hung in network teardown holds its lock, and crictl info hangs too) while systemctl shows it running",
+		fix: func(n, _ string) []doctor.Remediation {
+			return append(withDescribe(n,
+				doctor.Remediation{Text: "on the node, ask the runtime what the kubelet asks: if crictl info hangs while the service is active, a call inside the runtime is stuck", Command: "crictl info; systemctl status containerd; journalctl -u kubelet --since -1h"},
+				doctor.Remediation{Text: "on the node, dump containerd's goroutines to its log to find the blocked call (look for goroutines waiting on a lock in the CNI plugin)", Command: "kill -USR1 $(pidof containerd); journalctl -u containerd --since -5m"},
+			), cordonDrain(n)...)
+		}},
+	"runtime-not-ready": {state: "NotReady", sev: doctor.Critical, effect: notReadyEffect,
+		meaning: "the container runtime answers but reports itself not ready",
+		fix: func(n, _ string) []doctor.Remediation {
+			return append(withDescribe(n,
+				doctor.Remediation{Text: "on the node, read the runtime's own status and logs", Command: "crictl info; systemctl status containerd; journalctl -u containerd --since -1h"},
+			), cordonDrain(n)...)
+		}},
+	"pleg": {state: "NotReady", sev: doctor.Critical, effect: notReadyEffect,
+		meaning: "the kubelet's pod lifecycle event generator could not relist the containers within its threshold: the runtime answers too slowly (a hung call, too many containers, a saturated disk or CPU)",
+		fix: func(n, _ string) []doctor.Remediation {
+			return append(withDescribe(n,
+				doctor.Remediation{Text: "on the node, time the runtime's listing and count its containers", Command: "time crictl ps -a | wc -l; journalctl -u kubelet --since -1h | grep -i pleg"},
+				doctor.Remediation{Text: "on the node, check the runtime itself", Command: "crictl info; systemctl status containerd"},
+			), cordonDrain(n)...)
+		}},
+	"network": {state: "NotReady", sev: doctor.Critical, effect: notReadyEffect,
+		meaning: "the runtime's pod network is not ready: the CNI plugin has written no configuration to /etc/cni/net.d or its agent is not running there, so no pod sandbox can be created",
+		fix: func(n, first string) []doctor.Remediation {
+			return append(withDescribe(n,
+				doctor.Remediation{Text: "check the CNI agent pod (DaemonSet) on the node", Command: "kubectl get pods -n kube-system -o wide --field-selector spec.nodeName=" + first},
+				doctor.Remediation{Text: "on the node, check the CNI configuration the runtime loads", Command: "ls -l /etc/cni/net.d; journalctl -u containerd --since -1h | grep -i cni"},
+			), cordonDrain(n)...)
+		}},
+	"shutdown": {state: "NotReady", sev: doctor.Critical, effect: notReadyEffect,
+		meaning: "the kubelet is shutting the node down (graceful node shutdown)",
+		fix: func(n, _ string) []doctor.Remediation {
+			return withDescribe(n, doctor.Remediation{Text: "if the machine is gone for good, delete the Node so its pods are recreated elsewhere at once", Command: "kubectl delete node " + n})
+		}},
+	"other": {state: "NotReady", sev: doctor.Critical, effect: notReadyEffect,
+		fix: func(n, _ string) []doctor.Remediation {
+			return append(withDescribe(n,
+				doctor.Remediation{Text: "on the node, read the kubelet's log", Command: "systemctl status kubelet; journalctl -u kubelet --since -1h"},
+			), cordonDrain(n)...)
+		}},
+	"unreachable": {state: "unreachable", sev: doctor.Critical,
+		meaning: "the machine is down, cut off from the API server, or its kubelet is stopped",
+		effect:  "no new pods are scheduled there, and pods without a longer unreachable toleration are evicted after the default 300s",
+		fix: func(n, _ string) []doctor.Remediation {
+			return withDescribe(n,
+				doctor.Remediation{Text: "from the node or its serial console, check the kubelet", Command: "systemctl status kubelet; journalctl -u kubelet --since -1h"},
+				doctor.Remediation{Text: "keep new pods off it", Command: "kubectl cordon " + n},
+				doctor.Remediation{Text: "if the machine is gone for good, delete the Node so its pods are recreated elsewhere at once (a drain would wait for a kubelet that never answers)", Command: "kubectl delete node " + n},
+			)
+		}},
+	string(corev1.NodeMemoryPressure): {state: "under MemoryPressure", sev: doctor.Warning,
+		effect: "the kubelet evicts pods to reclaim memory, BestEffort and those over their requests first, and admits no new BestEffort pods",
+		fix: func(n, first string) []doctor.Remediation {
+			return withDescribe(n,
+				doctor.Remediation{Text: "find the pods on the node and give the biggest consumers memory limits", Command: "kubectl get pods -A -o wide --field-selector spec.nodeName=" + first},
+				doctor.Remediation{Text: "on the node, see what uses the memory", Command: "crictl stats; free -m"})
+		}},
+	string(corev1.NodeDiskPressure): {state: "under DiskPressure", sev: doctor.Warning,
+		effect: "the kubelet garbage-collects images and evicts pods to free its filesystems, and admits no new pods",
+		fix: func(n, _ string) []doctor.Remediation {
+			return withDescribe(n,
+				doctor.Remediation{Text: "on the node, find what fills the disk and prune unused images", Command: "df -h /var/lib/kubelet /var/lib/containerd; du -sh /var/log/pods; crictl rmi --prune"})
+		}},
+	string(corev1.NodePIDPressure): {state: "under PIDPressure", sev: doctor.Warning,
+		effect: "the kubelet evicts pods to free process IDs and admits no new pods",
+		fix: func(n, first string) []doctor.Remediation {
+			return withDescribe(n,
+				doctor.Remediation{Text: "find the pods on the node; cap processes per pod with the kubelet's podPidsLimit", Command: "kubectl get pods -A -o wide --field-selector spec.nodeName=" + first},
+				doctor.Remediation{Text: "on the node, find the processes", Command: "ps -eLf --no-headers | wc -l; ps -e -o pid,nlwp,cmd --sort=-nlwp | head"})
+		}},
+	string(corev1.NodeNetworkUnavailable): {state: "NetworkUnavailable", sev: doctor.Warning,
+		effect: "the node's pod network (routes or CNI) is not configured, so pods there have no network; no new pods are scheduled there",
+		fix: func(n, first string) []doctor.Remediation {
+			return withDescribe(n,
+				doctor.Remediation{Text: "check the CNI agent pod on the node (or the cloud route controller)", Command: "kubectl get pods -n kube-system -o wide --field-selector spec.nodeName=" + first})
+		}},
+}
+
+// classifyReady names the cause of a Ready condition that is not True, from
+// the kubelet's message (pkg/kubelet/runtime.go, nodestatus/setters.go).
+func classifyReady(c corev1.NodeCondition) string {
+	if c.Status == corev1.ConditionUnknown || c.Reason == "NodeStatusUnknown" || c.Reason == "NodeStatusNeverUpdated" {
+		return "unreachable"
+	}
+	m := strings.ToLower(c.Message)
+	switch {
+	case strings.Contains(m, "container runtime is down"), strings.Contains(m, "container runtime status check may not have completed yet"):
+		return "runtime-down"
+	case strings.Contains(m, "container runtime not ready"):
+		return "runtime-not-ready"
+	case strings.Contains(m, "pleg is not healthy"), strings.Contains(m, "pleg has yet to be successful"):
+		return "pleg"
+	case strings.Contains(m, "container runtime network not ready"), strings.Contains(m, "networkpluginnotready"), strings.Contains(m, "cni plugin not initialized"):
+		return "network"
+	case strings.Contains(m, "node is shutting down"):
+		return "shutdown"
+	}
+	return "other"
+}
+
+var pressureConditions = []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable}
+
+type healthGroup struct {
+	cause  string
+	nodes  []string
+	words  string // the first node's reason/message, quoted as evidence
+	oldest time.Time
+	dated  bool
+}
+
+func (g *healthGroup) add(node string, c corev1.NodeCondition, words string) {
+	g.nodes = append(g.nodes, node)
+	if g.words == "" {
+		g.words = words
+	}
+	if t := c.LastTransitionTime.Time; !t.IsZero() && (!g.dated || t.Before(g.oldest)) {
+		g.oldest, g.dated = t, true
+	}
+}
+
+func runNodeHealth(p *doctor.Pass) error {
+	nodes := append([]corev1.Node(nil), p.Snapshot.Nodes()...)
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	groups := map[string]*healthGroup{}
+	var order []string
+	group := func(key, cause string) *healthGroup {
+		g := groups[key]
+		if g == nil {
+			g = &healthGroup{cause: cause}
+			groups[key] = g
+			order = append(order, key)
+		}
+		return g
+	}
+	kernels := map[string]string{}
+	for i := range nodes {
+		n := &nodes[i]
+		kernels[n.Name] = n.Status.NodeInfo.KernelVersion
+		for _, c := range n.Status.Conditions {
+			switch {
+			case c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue:
+				cause := classifyReady(c)
+				words := strings.TrimSpace(c.Message)
+				key := cause
+				if cause == "other" {
+					if words == "" {
+						words = c.Reason
+					}
+					key = cause + "|" + words
+				}
+				if cause == "unreachable" {
+					words = strings.TrimSpace(strings.Trim(fmt.Sprintf("Ready is %s: %s", c.Status, c.Reason), ": "))
+				}
+				group(key, cause).add(n.Name, c, words)
+			case c.Status == corev1.ConditionTrue && isPressure(c.Type):
+				words := strings.TrimSpace(strings.Trim(c.Reason+": "+c.Message, ": "))
+				group(string(c.Type), string(c.Type)).add(n.Name, c, words)
+			}
+		}
+	}
+	for _, key := range order {
+		g := groups[key]
+		hc := healthCauses[g.cause]
+		names := strings.Join(doctor.Examples(g.nodes), " ")
+		p.Report(doctor.Finding{
+			Severity:    hc.sev,
+			Object:      nodeRef(g.nodes[0]),
+			Message:     healthMessage(p.Now, g, hc, kernels),
+			Count:       len(g.nodes),
+			Examples:    doctor.Examples(g.nodes),
+			Remediation: hc.fix(names, g.nodes[0]),
+		})
+	}
+	return nil
+}
+
+func isPressure(t corev1.NodeConditionType) bool {
+	for _, p := range pressureConditions {
+		if t == p {
+			return true
+		}
+	}
+	return false
+}
+
+func healthMessage(now time.Time, g *healthGroup, hc healthCause, kernels map[string]string) string {
+	var b strings.Builder
+	if len(g.nodes) == 1 {
+		fmt.Fprintf(&b, "node %s has been %s", g.nodes[0], hc.state)
+	} else {
+		fmt.Fprintf(&b, "%s have been %s", doctor.Plural(len(g.nodes), "node", "nodes"), hc.state)
+	}
+	if g.dated {
+		b.WriteString(" for " + duration.HumanDuration(now.Sub(g.oldest)))
+	}
+	switch {
+	case g.cause == "unreachable":
+		fmt.Fprintf(&b, ": the kubelet stopped posting node status (%s): %s", g.words, hc.meaning)
+	case hc.state == "NotReady" && g.words == "":
+		b.WriteString(": the kubelet gives no reason")
+	case hc.state == "NotReady":
+		fmt.Fprintf(&b, ": the kubelet reports %q", g.words)
+		if hc.meaning != "" {
+			b.WriteString(": " + hc.meaning)
+		}
+	case g.words != "":
+		fmt.Fprintf(&b, " (%s)", g.words)
+	}
+	if k := sharedKernel(g.nodes, kernels); k != "" {
+		if len(g.nodes) == 1 {
+			fmt.Fprintf(&b, "; it runs kernel %s, which no other node runs", k)
+		} else {
+			fmt.Fprintf(&b, "; all run kernel %s, which no other node runs", k)
+		}
+	}
+	b.WriteString("; " + hc.effect)
+	return b.String()
+}
+
+// sharedKernel is the kernel every node of the group runs when no other
+// node (of those that report one) runs it: a hint that the kernel is the
+// cause. "" otherwise.
+func sharedKernel(group []string, kernels map[string]string) string {
+	k := kernels[group[0]]
+	if k == "" {
+		return ""
+	}
+	in := map[string]bool{}
+	for _, n := range group {
+		if kernels[n] != k {
+			return ""
+		}
+		in[n] = true
+	}
+	others := 0
+	for n, kv := range kernels {
+		if in[n] || kv == "" {
+			continue
+		}
+		if kv == k {
+			return ""
+		}
+		others++
+	}
+	if others == 0 {
+		return ""
+	}
+	return k
+}

@@ -1,0 +1,74 @@
+package snapshot
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Trim drops, from one decoded object, what no check reads: managedFields,
+// the last-applied-configuration annotation, and in pod specs (pods and
+// workload templates) container env, commands, probes and ports, and the
+// sources of volumes that are not hostPath. At 30,000 pods this is most of
+// the memory a scan holds. A check that needs a trimmed field must keep it
+// here: fixture snapshots are trimmed the same way, so a fixture test fails
+// first.
+func Trim(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
+				delete(a, corev1.LastAppliedConfigAnnotation)
+				m.SetAnnotations(a)
+			}
+		}
+	}
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		trimPodSpec(&o.Spec)
+	case *appsv1.ReplicaSet:
+		trimPodSpec(&o.Spec.Template.Spec)
+	case *appsv1.Deployment:
+		trimPodSpec(&o.Spec.Template.Spec)
+	case *appsv1.DaemonSet:
+		trimPodSpec(&o.Spec.Template.Spec)
+	case *appsv1.StatefulSet:
+		trimPodSpec(&o.Spec.Template.Spec)
+	case *batchv1.Job:
+		trimPodSpec(&o.Spec.Template.Spec)
+	case *batchv1.CronJob:
+		trimPodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
+	}
+}
+
+func trimPodSpec(s *corev1.PodSpec) {
+	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			trimContainer(&cs[i])
+		}
+	}
+	for i := range s.EphemeralContainers {
+		trimContainer((*corev1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon))
+	}
+	for i := range s.Volumes {
+		if s.Volumes[i].HostPath == nil {
+			s.Volumes[i].VolumeSource = corev1.VolumeSource{}
+		}
+	}
+}
+
+func trimContainer(c *corev1.Container) {
+	c.Env, c.EnvFrom, c.Command, c.Args = nil, nil, nil, nil
+	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
+	c.Ports = nil
+}
+
+// trimList trims every item of a list in place.
+func trimList(list runtime.Object) {
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		Trim(o)
+		return nil
+	})
+}
