@@ -60,8 +60,9 @@ func main() {
 	runs := flag.Int("runs", 3, "measured runs of each client")
 	doctorBin := flag.String("doctor", "bin/kubectl-doctor", "the kubectl-doctor binary to measure")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "kubectl-doctor-bench"), "state directory of the benchmark cluster")
+	keep := flag.Bool("keep", false, "leave the loaded cluster running (for profiling); stop it with: go run ./hack/cluster down with KUBECTL_DOCTOR_DEMO_DIR=DIR")
 	flag.Parse()
-	if err := run(*runs, *doctorBin, *dir); err != nil {
+	if err := run(*runs, *doctorBin, *dir, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -146,7 +147,7 @@ type measurement struct {
 	etcd     float64        // LISTs served by etcd
 }
 
-func run(runs int, doctorBin, dir string) error {
+func run(runs int, doctorBin, dir string, keep bool) error {
 	ctx := context.Background()
 	root, err := localcluster.RepoRoot()
 	if err != nil {
@@ -164,11 +165,15 @@ func run(runs int, doctorBin, dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	c, err := localcluster.Start(ctx, bins, localcluster.Options{Dir: dir, Log: os.Stderr})
+	c, err := localcluster.Start(ctx, bins, localcluster.Options{Dir: dir, Log: os.Stderr, Detach: keep})
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
+	if keep {
+		defer fmt.Fprintf(os.Stderr, "the cluster keeps running: KUBECONFIG=%s\n", c.Kubeconfig)
+	} else {
+		defer c.Stop()
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +20,8 @@ import (
 // history shows, for every workload at once or for one.
 type HistoryOptions struct {
 	cluster *clusterOptions
-	Output  string
-	Now     time.Time
+	listing
+	Now time.Time
 	// Kind and Name select one workload (from deployment/NAME); empty for all.
 	Kind, Name string
 	genericiooptions.IOStreams
@@ -35,7 +34,7 @@ var historyKinds = map[string]string{
 }
 
 func newHistoryCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
-	o := &HistoryOptions{cluster: cluster, Output: "table", IOStreams: streams}
+	o := &HistoryOptions{cluster: cluster, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "history [deployment/NAME|daemonset/NAME|statefulset/NAME]",
 		Short: "Show rollout history with change-causes, ages and images, across all namespaces",
@@ -43,19 +42,10 @@ func newHistoryCommand(streams genericiooptions.IOStreams, cluster *clusterOptio
   kubectl doctor history -n shop deployment/web`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.cluster.complete(cmd); err != nil {
-				return err
-			}
-			if err := o.Complete(args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return runListing(cmd, o.cluster, &o.listing, func() error { return o.Complete(args) }, o.Run)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	o.addFlags(cmd)
 	return cmd
 }
 
@@ -77,14 +67,6 @@ func (o *HistoryOptions) Complete(args []string) error {
 	return nil
 }
 
-// Validate checks the output format.
-func (o *HistoryOptions) Validate() error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
-	}
-	return nil
-}
-
 func (o *HistoryOptions) reads() []snapshot.Resource {
 	switch o.Kind {
 	case "Deployment":
@@ -99,18 +81,10 @@ func (o *HistoryOptions) reads() []snapshot.Resource {
 
 // Run lists what the histories need, once, and prints them.
 func (o *HistoryOptions) Run(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
-	defer cancel()
-	snap, _, _, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, o.reads())
+	snap, err := o.cluster.loadAll(ctx, ioStreams{o.Out, o.ErrOut}, o.reads()...)
 	if err != nil {
 		return err
 	}
-	for _, r := range o.reads() {
-		if err := snap.Err(r); err != nil {
-			return &exitError{Code: ExitError, Err: err}
-		}
-	}
-	defer o.cluster.printStats(o.ErrOut)
 	var hs []checks.WorkloadHistory
 	for _, h := range checks.Histories(snap) {
 		if o.Kind == "" || (h.Kind == o.Kind && h.Name == o.Name) {
@@ -120,18 +94,15 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 	if o.Kind != "" && len(hs) == 0 {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("%s %q not found in namespace %q", strings.ToLower(o.Kind), o.Name, o.cluster.Namespace)}
 	}
-	switch o.Output {
-	case "json":
-		return report.JSON(o.Out, map[string]any{"workloads": nonNil(hs)})
-	case "yaml":
-		return report.YAML(o.Out, map[string]any{"workloads": nonNil(hs)})
+	if done, err := printDocument(&o.listing, o.Out, "workloads", hs); done {
+		return err
 	}
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
 	header := []string{"NAMESPACE", "WORKLOAD", "REVISION", "CHANGE-CAUSE", "AGE", "IMAGES"}
-	if o.Output == "wide" {
+	if o.wide() {
 		header = append(header, "SOURCE")
 	}
 	var rows [][]string
@@ -143,7 +114,7 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 		for _, r := range h.Revisions {
 			row := []string{h.Namespace, h.Ref(), strconv.FormatInt(r.Revision, 10), orDash(r.ChangeCause, "<none>"),
 				duration.HumanDuration(now.Sub(r.Created)), strings.Join(r.Images, ",")}
-			if o.Output == "wide" {
+			if o.wide() {
 				row = append(row, r.Source)
 			}
 			rows = append(rows, row)

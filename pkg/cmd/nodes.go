@@ -18,12 +18,12 @@ import (
 // NodesOptions is `kubectl doctor nodes`: the fleet by pool and version.
 type NodesOptions struct {
 	cluster *clusterOptions
-	Output  string
+	listing
 	genericiooptions.IOStreams
 }
 
 func newNodesCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
-	o := &NodesOptions{cluster: cluster, Output: "table", IOStreams: streams}
+	o := &NodesOptions{cluster: cluster, IOStreams: streams}
 	cmd := &cobra.Command{
 		Use:   "nodes",
 		Short: "List the fleet by pool: what each group of nodes runs (POOL, NODES, KUBELET, KERNEL, OS, RUNTIME, ARCH)",
@@ -39,48 +39,25 @@ check reports it. Nodes that have not reported their versions show '-'.`,
   kubectl doctor nodes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.cluster.complete(cmd); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(cmd.Context())
+			return runListing(cmd, o.cluster, &o.listing, nil, o.Run)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	o.addFlags(cmd)
 	return cmd
-}
-
-// Validate checks the output format.
-func (o *NodesOptions) Validate() error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
-	}
-	return nil
 }
 
 // Run lists the nodes once and prints the fleet by pool.
 func (o *NodesOptions) Run(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
-	defer cancel()
-	snap, _, _, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, []snapshot.Resource{snapshot.Nodes})
+	snap, err := o.cluster.loadAll(ctx, ioStreams{o.Out, o.ErrOut}, snapshot.Nodes)
 	if err != nil {
 		return err
 	}
-	if err := snap.Err(snapshot.Nodes); err != nil {
-		return &exitError{Code: ExitError, Err: err}
-	}
-	defer o.cluster.printStats(o.ErrOut)
 	rows := checks.NodeRows(snap.Nodes())
-	switch o.Output {
-	case "json":
-		return report.JSON(o.Out, map[string]any{"nodes": nonNil(rows)})
-	case "yaml":
-		return report.YAML(o.Out, map[string]any{"nodes": nonNil(rows)})
+	if done, err := printDocument(&o.listing, o.Out, "nodes", rows); done {
+		return err
 	}
 	header := []string{"POOL", "NODES", "KUBELET", "KERNEL", "OS", "RUNTIME", "ARCH"}
-	if o.Output == "wide" {
+	if o.wide() {
 		header = append(header, "LABEL", "NAMES")
 	}
 	var table [][]string
@@ -95,7 +72,7 @@ func (o *NodesOptions) Run(ctx context.Context) error {
 		row := []string{r.Pool, fmt.Sprint(r.Count),
 			odd("kubelet", r.Kubelet), odd("kernel", r.Kernel), odd("osImage", r.OSImage),
 			odd("containerRuntime", r.ContainerRuntime), odd("architecture", r.Architecture)}
-		if o.Output == "wide" {
+		if o.wide() {
 			names := strings.Join(doctor.Examples(r.Nodes), ",")
 			if len(r.Nodes) > doctor.MaxExamples {
 				names += fmt.Sprintf(",+%d", len(r.Nodes)-doctor.MaxExamples)

@@ -3,6 +3,9 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -25,6 +28,10 @@ type ScanOptions struct {
 
 	failOn doctor.Severity
 	checks []*doctor.Check
+	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
+	// docs/performance.md): CPU over the whole scan, heap in use once the
+	// checks have run, when the snapshot is still alive.
+	CPUProfile, MemProfile string
 	// Now is the clock checks see; zero means time.Now.
 	Now time.Time
 
@@ -44,6 +51,10 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
+	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
+	_ = fs.MarkHidden("cpuprofile")
+	_ = fs.MarkHidden("memprofile")
 	_ = cmd.RegisterFlagCompletionFunc("check", checkNames)
 	_ = cmd.RegisterFlagCompletionFunc("skip", checkNames)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
@@ -83,6 +94,17 @@ func (o *ScanOptions) Validate() error {
 // Run scans the cluster, prints the report and turns it into an exit code.
 func (o *ScanOptions) Run(ctx context.Context) error {
 	start := time.Now()
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return &exitError{Code: ExitError, Err: err}
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return &exitError{Code: ExitError, Err: err}
+		}
+		defer pprof.StopCPUProfile()
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
 	defer cancel()
 
@@ -95,6 +117,12 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		now = time.Now()
 	}
 	r := doctor.Run(ctx, snap, o.checks, now)
+	if o.MemProfile != "" {
+		if err := writeHeapProfile(o.MemProfile); err != nil {
+			return &exitError{Code: ExitError, Err: err}
+		}
+		runtime.KeepAlive(snap)
+	}
 	r.Cluster = doctor.Cluster{Server: cfg.Host, Version: ver.GitVersion, Namespace: o.cluster.Namespace}
 	r.Requests = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
@@ -107,4 +135,13 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		return &exitError{Code: ExitFindings}
 	}
 	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }
