@@ -94,7 +94,7 @@ func runNodePodCapacity(p *doctor.Pass) error {
 		loads[nodes[i].Name] = &nodeLoad{node: &nodes[i], max: q.Value(), waiting: map[string]bool{}}
 	}
 	for i := range pods {
-		pod := &pods[i]
+		pod := pods[i]
 		if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
@@ -104,7 +104,7 @@ func runNodePodCapacity(p *doctor.Pass) error {
 	}
 	full := func(name string) bool { l := loads[name]; return l != nil && l.used >= l.max }
 	for i := range pods {
-		pod := &pods[i]
+		pod := pods[i]
 		_, cond, ok := unschedulableSince(pod)
 		if !ok {
 			continue

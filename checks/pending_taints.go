@@ -188,7 +188,7 @@ func runPendingTaints(p *doctor.Pass) error {
 	groups := map[string]*pendingGroup{}
 	pods := p.Snapshot.Pods()
 	for i := range pods {
-		pod := &pods[i]
+		pod := pods[i]
 		start, _, ok := unschedulableSince(pod)
 		if !ok || p.Now.Sub(start) < pendingTaintsAfter {
 			continue

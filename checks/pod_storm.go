@@ -188,7 +188,7 @@ func runPodStorm(p *doctor.Pass) error {
 	terminated := 0
 	pods := p.Snapshot.Pods()
 	for i := range pods {
-		pod := &pods[i]
+		pod := pods[i]
 		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 			terminated++
 		}

@@ -255,7 +255,7 @@ func socketWorkloads(s *snapshot.Snapshot) []*socketWorkload {
 	}
 	pods := s.Pods()
 	for i := range pods {
-		if metav1.GetControllerOfNoCopy(&pods[i]) != nil {
+		if metav1.GetControllerOfNoCopy(pods[i]) != nil {
 			continue
 		}
 		add(&pods[i].ObjectMeta, "v1", "Pod", &pods[i].Spec, "/spec")
@@ -337,7 +337,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 	own := newOwners(p.Snapshot)
 	pods := p.Snapshot.Pods()
 	for i := range pods {
-		pod := &pods[i]
+		pod := pods[i]
 		if pod.Spec.NodeName == "" || terminal(pod) {
 			continue
 		}

@@ -215,7 +215,7 @@ func runSandboxFailures(p *doctor.Pass) error {
 	hostNetwork := map[string]int{} // node -> of those, host-network pods
 	pods := p.Snapshot.Pods()
 	for i := range pods {
-		pod := &pods[i]
+		pod := pods[i]
 		node := pod.Spec.NodeName
 		if node == "" || terminal(pod) {
 			continue

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -112,10 +113,16 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				s.errs[r.key()] = classify(r, opts.Namespace, err)
 				return
 			}
-			if !r.MetadataOnly {
-				trimList(list)
-			} else {
+			if r.MetadataOnly {
 				dropManagedFields(list)
+			}
+			if r.key() == Pods && !r.MetadataOnly {
+				if sp, ok := list.(*streamedPods); ok {
+					s.pods = sp.ptrs
+					list = &podPointerList{}
+				} else {
+					s.pods = podPointers(list)
+				}
 			}
 			s.lists[r.key()] = list
 		}()
@@ -207,9 +214,17 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 		return nil, err
 	}
 	defer w.Stop()
-	items := reflect.ValueOf(list).Elem().FieldByName("Items")
-	if !items.IsValid() {
-		return nil, fmt.Errorf("%T has no Items", list)
+	var add func(runtime.Object)
+	var pods *streamedPods
+	if _, isPods := list.(*corev1.PodList); isPods {
+		pods = &streamedPods{}
+		add = func(o runtime.Object) { pods.ptrs = append(pods.ptrs, o.(*corev1.Pod)) }
+	} else {
+		items := reflect.ValueOf(list).Elem().FieldByName("Items")
+		if !items.IsValid() {
+			return nil, fmt.Errorf("%T has no Items", list)
+		}
+		add = func(o runtime.Object) { items.Set(reflect.Append(items, reflect.ValueOf(o).Elem())) }
 	}
 	for {
 		select {
@@ -222,10 +237,13 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 			switch ev.Type {
 			case watch.Added:
 				Trim(ev.Object)
-				items.Set(reflect.Append(items, reflect.ValueOf(ev.Object).Elem()))
+				add(ev.Object)
 			case watch.Bookmark:
 				m, err := meta.Accessor(ev.Object)
 				if err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
+					if pods != nil {
+						return pods, nil
+					}
 					if lm, err := meta.ListAccessor(list); err == nil {
 						lm.SetResourceVersion(m.GetResourceVersion())
 					}
@@ -236,6 +254,13 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 			}
 		}
 	}
+}
+
+// streamedPods carries streamed pods out of watchList as the decoder's own
+// pointers; the snapshot then files a podPointerList in their place.
+type streamedPods struct {
+	corev1.PodList
+	ptrs []*corev1.Pod
 }
 
 // fallBackToList says whether a watch-list failure means "this server does

@@ -28,6 +28,9 @@ type Snapshot struct {
 	lists   map[Resource]runtime.Object // full lists, or *metav1.PartialObjectMetadataList
 	errs    map[Resource]error
 	metrics map[string]*dto.MetricFamily
+	// pods are kept as the decoder's own objects: at tens of thousands of
+	// pods, copying each into one array would double the largest list.
+	pods []*corev1.Pod
 	// Namespace is the scope of namespaced lists; "" is the whole cluster.
 	Namespace string
 	// ServerVersion is the API server's gitVersion ("v1.37.2") from GET
@@ -73,6 +76,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		}
 		trimList(s.lists[r]) // exactly what a live scan keeps
 	}
+	s.pods = podPointers(s.lists[Pods])
 	return s, nil
 }
 
@@ -148,12 +152,21 @@ func (s *Snapshot) Namespaces() []corev1.Namespace {
 	return nil
 }
 
-// Pods returns the listed pods.
-func (s *Snapshot) Pods() []corev1.Pod {
-	if l := typed[*corev1.PodList](s, Pods); l != nil {
-		return l.Items
+// Pods returns the listed pods. Unlike the other accessors it returns
+// pointers: pods are the one list large enough for a copy to matter.
+func (s *Snapshot) Pods() []*corev1.Pod { return s.pods }
+
+// podPointers points into a PodList's items.
+func podPointers(list runtime.Object) []*corev1.Pod {
+	l, _ := list.(*corev1.PodList)
+	if l == nil {
+		return nil
 	}
-	return nil
+	out := make([]*corev1.Pod, len(l.Items))
+	for i := range l.Items {
+		out[i] = &l.Items[i]
+	}
+	return out
 }
 
 // Services returns the listed services.
@@ -303,7 +316,11 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 		return nil
 	}
 	var out []metav1.Object
-	if pl, ok := l.(*metav1.PartialObjectMetadataList); ok {
+	if _, ok := l.(*podPointerList); ok {
+		for _, p := range s.pods {
+			out = append(out, p)
+		}
+	} else if pl, ok := l.(*metav1.PartialObjectMetadataList); ok {
 		for i := range pl.Items {
 			out = append(out, &pl.Items[i])
 		}
@@ -327,7 +344,7 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 // WithError returns a copy of s in which r failed to list with err, as the
 // loader records it: for tests of how checks degrade.
 func WithError(s *Snapshot, r Resource, err error) *Snapshot {
-	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion, metrics: s.metrics}
+	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion, metrics: s.metrics, pods: s.pods}
 	for k, v := range s.lists {
 		c.lists[k] = v
 	}
@@ -338,6 +355,13 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 	if r.Path != "" {
 		c.metrics = nil
 	}
+	if r.key() == Pods {
+		c.pods = nil
+	}
 	c.errs[r.key()] = classify(r, s.Namespace, err)
 	return c
 }
+
+// podPointerList stands in the lists map for pods streamed as pointers, so
+// that Err and Metadata see them as listed.
+type podPointerList struct{ corev1.PodList }

@@ -63,6 +63,7 @@ func trimContainer(c *corev1.Container) {
 	c.Env, c.EnvFrom, c.Command, c.Args = nil, nil, nil, nil
 	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
 	c.Ports = nil
+	c.Resources = corev1.ResourceRequirements{} // quantities are heavy and no check reads them
 }
 
 // trimList trims every item of a list in place.
