@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 
@@ -61,6 +62,9 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 		opts.Parallelism = 4
 	}
 	plan := Plan(reads)
+	// The largest reads start first, so that they never queue behind small
+	// ones for a parallelism slot: pods dominate every scan.
+	sort.SliceStable(plan, func(i, j int) bool { return readWeight(plan[i]) > readWeight(plan[j]) })
 	s := newSnapshot()
 	s.Namespace = opts.Namespace
 
@@ -143,6 +147,19 @@ func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) 
 		return nil, err
 	}
 	return client.Get().AbsPath(path).DoRaw(ctx)
+}
+
+// readWeight ranks reads by their usual size in a cluster.
+func readWeight(r Resource) int {
+	switch r.key() {
+	case Pods:
+		return 3
+	case ReplicaSets, Events(r.FieldSelector), EndpointSlices, APIServerMetrics:
+		return 2
+	case Nodes, Jobs, Services, ControllerRevisions:
+		return 1
+	}
+	return 0
 }
 
 func listOptions(r Resource) metav1.ListOptions {
