@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -50,8 +49,7 @@ func run(ctx context.Context, args []string) error {
 		_, err := localcluster.Build(ctx, root, os.Stderr)
 		return err
 	case "down":
-		err := localcluster.StopDir(dir)
-		time.Sleep(time.Second)
+		err := localcluster.StopDir(dir) // waits for the processes to exit
 		if rmErr := os.RemoveAll(dir); rmErr != nil {
 			return rmErr
 		}

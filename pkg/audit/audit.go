@@ -25,6 +25,10 @@ import (
 // maxLine bounds one audit event; longer lines are counted as corrupt.
 const maxLine = 4 << 20
 
+// maxRequest bounds a plausible request duration (long watches included);
+// an event claiming more has broken timestamps and is counted as corrupt.
+const maxRequest = 24 * time.Hour
+
 // sniffLines is how many lines may pass without one audit event before an
 // input is declared not to be an audit log.
 const sniffLines = 100
@@ -119,6 +123,9 @@ func Analyze(inputs []Input) (*Analysis, error) {
 			return nil, err
 		}
 	}
+	if a.Lines == 0 {
+		return nil, fmt.Errorf("%s: %w (empty)", strings.Join(a.Files, ", "), ErrNotAuditLog)
+	}
 	use := complete
 	a.Stage = "ResponseComplete"
 	if complete.events == 0 {
@@ -177,6 +184,10 @@ func (a *Analysis) read(in Input, complete, other *aggregator) error {
 					a.Corrupt++
 				} else {
 					valid++
+					if ev.RequestReceived.IsZero() || ev.StageTimestamp.IsZero() || ev.StageTimestamp.Sub(ev.RequestReceived) > maxRequest {
+						a.Corrupt++
+						continue
+					}
 					switch ev.Stage {
 					case "ResponseComplete":
 						complete.add(&ev)
@@ -194,16 +205,15 @@ func (a *Analysis) read(in Input, complete, other *aggregator) error {
 		}
 		if err != nil {
 			if valid > 0 {
-				a.Corrupt++ // a truncated compressed stream: keep what was read
-				break
+				break // a truncated compressed stream: its partial last line was counted above
 			}
 			return fmt.Errorf("%s: %w", in.Name, err)
 		}
 	}
-	if valid == 0 {
+	if valid == 0 && lines > 0 {
 		return fmt.Errorf("%s: %w (no audit.k8s.io Event in %d lines)", in.Name, ErrNotAuditLog, lines)
 	}
-	return nil
+	return nil // an empty input (a just-rotated log) adds nothing
 }
 
 // readLine returns the next line without its newline; lines longer than

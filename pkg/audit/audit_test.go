@@ -186,3 +186,27 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 }
+
+// A just-rotated, empty audit.log next to real ones adds nothing and is no error.
+func TestEmptyInputBesideRealOnes(t *testing.T) {
+	a := analyze(t, Input{Name: "audit.log", R: strings.NewReader("")}, Input{Name: "audit-1.log", R: bytes.NewReader(genLog(t, time.Minute))})
+	if a.Events == 0 || a.Corrupt != 0 {
+		t.Errorf("events %d, corrupt %d", a.Events, a.Corrupt)
+	}
+}
+
+// Events with missing or absurd timestamps would overflow LIST time: they
+// are counted as corrupt instead.
+func TestBrokenTimestampsAreCorrupt(t *testing.T) {
+	bad := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","stage":"ResponseComplete","verb":"list","requestURI":"/api/v1/pods","user":{"username":"x"},"objectRef":{"resource":"pods"},"stageTimestamp":"2026-06-01T10:00:00Z"}` + "\n"
+	log := append(bytes.Repeat([]byte(bad), 3), genLog(t, time.Minute)...)
+	a := analyze(t, Input{Name: "x", R: bytes.NewReader(log)})
+	if a.Corrupt != 3 || a.TotalList <= 0 {
+		t.Errorf("corrupt %d (want 3), total LIST time %s", a.Corrupt, a.TotalList)
+	}
+	for _, c := range a.Clients {
+		if c.User == "x" || c.Share < 0 {
+			t.Errorf("broken events were counted: %+v", c.Key)
+		}
+	}
+}

@@ -40,7 +40,14 @@ type Cluster struct {
 	Kubeconfig string // admin (system:masters)
 	bins       Binaries
 	opts       Options
-	procs      []*exec.Cmd
+	procs      []*proc
+}
+
+// proc is a started child and a channel closed when it has exited.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 // Users in the static token file: an admin, and a user with no RBAC
@@ -73,6 +80,7 @@ func Start(ctx context.Context, bins Binaries, opts Options) (*Cluster, error) {
 		"--initial-cluster=doctor="+peerURL,
 		"--unsafe-no-fsync", "--log-level=warn", "--quota-backend-bytes=8589934592",
 	); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	if err := c.writeFiles(); err != nil {
@@ -142,15 +150,14 @@ func (c *Cluster) StartControllerManager(controllers ...string) error {
 func (c *Cluster) Stop() {
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		p := c.procs[i]
-		_ = p.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-done:
+		case <-p.exited:
 		case <-time.After(10 * time.Second):
-			_ = p.Process.Kill()
-			<-done
+			_ = p.cmd.Process.Kill()
+			<-p.exited
 		}
+		_ = os.Remove(c.path(p.name + ".pid"))
 	}
 	c.procs = nil
 }
@@ -161,17 +168,44 @@ func StopDir(dir string) error {
 	if len(pids) == 0 {
 		return fmt.Errorf("no local control plane is running in %s", dir)
 	}
+	var alive []int
 	for _, f := range pids {
 		b, err := os.ReadFile(f)
+		_ = os.Remove(f)
 		if err != nil {
 			continue
 		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		// The pid may have been reused since: only signal a process that is
+		// still the component the file names.
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		if err != nil || !isProcess(pid, name) {
+			continue
 		}
-		_ = os.Remove(f)
+		if syscall.Kill(pid, syscall.SIGTERM) == nil {
+			alive = append(alive, pid)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range alive {
+		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if syscall.Kill(pid, 0) == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 	return nil
+}
+
+// isProcess says whether pid runs the binary called name (Linux /proc).
+func isProcess(pid int, name string) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+	return filepath.Base(argv0) == name
 }
 
 func (c *Cluster) path(name string) string { return filepath.Join(c.Dir, name) }
@@ -193,7 +227,12 @@ func (c *Cluster) spawn(name, bin string, args ...string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
-	c.procs = append(c.procs, cmd)
+	p := &proc{name: name, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait() // reaps the child; waitReady and Stop watch exited
+		close(p.exited)
+	}()
+	c.procs = append(c.procs, p)
 	fmt.Fprintf(c.opts.Log, "started %s (pid %d, log %s)\n", name, cmd.Process.Pid, c.path(name+".log"))
 	return os.WriteFile(c.path(name+".pid"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 }
@@ -216,8 +255,10 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 			}
 		}
 		for _, p := range c.procs {
-			if p.ProcessState != nil {
-				return fmt.Errorf("%s exited: see %s", filepath.Base(p.Path), c.Dir)
+			select {
+			case <-p.exited:
+				return fmt.Errorf("%s exited during start-up: see %s", p.name, c.path(p.name+".log"))
+			default:
 			}
 		}
 		select {

@@ -89,6 +89,15 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				return
 			}
 			defer func() { <-sem }()
+			// A decoding bug must cost one resource, not the process: Execute's
+			// recover cannot see a panic in this goroutine.
+			defer func() {
+				if v := recover(); v != nil {
+					mu.Lock()
+					s.errs[r.key()] = &ListError{Resource: r, Reason: fmt.Sprintf("reading %s: internal error: %v", r, v)}
+					mu.Unlock()
+				}
+			}()
 			if opts.Progress != nil {
 				opts.Progress(r)
 			}
@@ -231,18 +240,12 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 		return nil, err
 	}
 	defer w.Stop()
-	var add func(runtime.Object)
-	var pods *streamedPods
-	if _, isPods := list.(*corev1.PodList); isPods {
-		pods = &streamedPods{}
-		add = func(o runtime.Object) { pods.ptrs = append(pods.ptrs, o.(*corev1.Pod)) }
-	} else {
-		items := reflect.ValueOf(list).Elem().FieldByName("Items")
-		if !items.IsValid() {
-			return nil, fmt.Errorf("%T has no Items", list)
-		}
-		add = func(o runtime.Object) { items.Set(reflect.Append(items, reflect.ValueOf(o).Elem())) }
-	}
+	// Live events may arrive before the initial-events bookmark: apply them
+	// to a keyed store, as client-go's reflector does, so the snapshot holds
+	// the latest state and nothing deleted.
+	want := reflect.TypeOf(list).Elem().Name()
+	var order []string
+	byKey := map[string]runtime.Object{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -252,25 +255,63 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 				return nil, fmt.Errorf("watch-list of %s ended before its initial events did", r)
 			}
 			switch ev.Type {
-			case watch.Added:
+			case watch.Added, watch.Modified, watch.Deleted:
+				if got := reflect.TypeOf(ev.Object).Elem().Name(); got+"List" != want {
+					return nil, fmt.Errorf("watch-list of %s: got a %s", r, got)
+				}
+				m, err := meta.Accessor(ev.Object)
+				if err != nil {
+					return nil, fmt.Errorf("watch-list of %s: %w", r, err)
+				}
+				key := m.GetNamespace() + "/" + m.GetName()
+				if ev.Type == watch.Deleted {
+					delete(byKey, key)
+					continue
+				}
+				if _, seen := byKey[key]; !seen {
+					order = append(order, key)
+				}
 				Trim(ev.Object)
-				add(ev.Object)
+				byKey[key] = ev.Object
 			case watch.Bookmark:
 				m, err := meta.Accessor(ev.Object)
 				if err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
-					if pods != nil {
-						return pods, nil
-					}
-					if lm, err := meta.ListAccessor(list); err == nil {
-						lm.SetResourceVersion(m.GetResourceVersion())
-					}
-					return list, nil
+					return fileStreamed(list, order, byKey, m.GetResourceVersion())
 				}
 			case watch.Error:
 				return nil, apierrors.FromObject(ev.Object)
 			}
 		}
 	}
+}
+
+// fileStreamed turns streamed objects into what the snapshot files: pods as
+// the decoder's own pointers, other kinds as an exactly sized Items slice.
+func fileStreamed(list runtime.Object, order []string, byKey map[string]runtime.Object, rv string) (runtime.Object, error) {
+	if _, isPods := list.(*corev1.PodList); isPods {
+		sp := &streamedPods{}
+		for _, k := range order {
+			if o, ok := byKey[k]; ok {
+				sp.ptrs = append(sp.ptrs, o.(*corev1.Pod))
+			}
+		}
+		return sp, nil
+	}
+	items := reflect.ValueOf(list).Elem().FieldByName("Items")
+	if !items.IsValid() {
+		return nil, fmt.Errorf("%T has no Items", list)
+	}
+	out := reflect.MakeSlice(items.Type(), 0, len(byKey))
+	for _, k := range order {
+		if o, ok := byKey[k]; ok {
+			out = reflect.Append(out, reflect.ValueOf(o).Elem())
+		}
+	}
+	items.Set(out)
+	if lm, err := meta.ListAccessor(list); err == nil {
+		lm.SetResourceVersion(rv)
+	}
+	return list, nil
 }
 
 // streamedPods carries streamed pods out of watchList as the decoder's own

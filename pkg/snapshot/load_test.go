@@ -47,3 +47,51 @@ func TestLoadFallsBackToListWithoutWatchList(t *testing.T) {
 		t.Errorf("LIST fallback kept what Trim drops: %+v", pods[0])
 	}
 }
+
+func watchServer(t *testing.T, path string, events ...string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != path || r.URL.Query().Get("sendInitialEvents") != "true" {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		for _, e := range events {
+			_, _ = w.Write([]byte(e + "\n"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const bookmark = `{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"9","annotations":{"k8s.io/initial-events-end":"true"}}}}`
+
+// Live events that arrive before the initial-events bookmark are applied:
+// the snapshot holds the latest state and nothing deleted.
+func TestWatchListAppliesEventsBeforeTheBookmark(t *testing.T) {
+	pod := func(typ, name, phase string) string {
+		return `{"type":"` + typ + `","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"` + name + `","namespace":"a"},"status":{"phase":"` + phase + `"}}}`
+	}
+	srv := watchServer(t, "/api/v1/pods",
+		pod("ADDED", "p1", "Pending"), pod("ADDED", "p2", "Pending"), pod("MODIFIED", "p2", "Running"), pod("DELETED", "p1", "Pending"), bookmark)
+	s, err := Load(context.Background(), &rest.Config{Host: srv.URL}, []Resource{Pods}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := s.Pods()
+	if len(pods) != 1 || pods[0].Name != "p2" || pods[0].Status.Phase != "Running" {
+		t.Fatalf("pods after ADDED p1, ADDED p2, MODIFIED p2, DELETED p1: %+v", pods)
+	}
+}
+
+// A stream of the wrong kind is an error for that resource, not a panic.
+func TestWatchListOfTheWrongKindIsAnError(t *testing.T) {
+	srv := watchServer(t, "/apis/apps/v1/replicasets",
+		`{"type":"ADDED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"x","namespace":"a"}}}`, bookmark)
+	s, err := Load(context.Background(), &rest.Config{Host: srv.URL}, []Resource{ReplicaSets}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Err(ReplicaSets); err == nil || IsSkippable(err) {
+		t.Fatalf("err = %v, want a non-skippable error", err)
+	}
+}

@@ -68,7 +68,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		if !ok {
 			return nil, fmt.Errorf("snapshot does not hold %q objects", kind)
 		}
-		items[r] = append(items[r], o)
+		items[r] = append(items[r], o.DeepCopyObject()) // trimming must not touch the caller's objects
 	}
 	for r, objs := range items {
 		if err := meta.SetList(s.lists[r], objs); err != nil {
