@@ -39,9 +39,10 @@ know are silently ignored and the next control-plane upgrade is unsafe.
 ## How it is detected
 From one LIST of nodes, each node's ` + "`status.nodeInfo`" + ` (kubeletVersion,
 kernelVersion, osImage, containerRuntimeVersion, architecture) is grouped by
-pool: the first of the labels ` + "`eks.amazonaws.com/nodegroup`" + `,
-` + "`cloud.google.com/gke-nodepool`, `karpenter.sh/nodepool`" + `,
-` + "`kubernetes.azure.com/agentpool`" + ` and, as a fallback,
+pool: the first of the providers' pool labels (` + "`eks.amazonaws.com/nodegroup`" + `,
+` + "`alpha.eksctl.io/nodegroup-name`, `cloud.google.com/gke-nodepool`" + `,
+` + "`karpenter.sh/nodepool`, `kubernetes.azure.com/agentpool`" + `,
+` + "`doks.digitalocean.com/node-pool`, `node.kubernetes.io/pool`" + `) and, as a fallback,
 ` + "`node.kubernetes.io/instance-type`" + `; nodes with none of them form the pool
 ` + "`<none>`" + `. A pool that mixes values of a field is one warning naming the field,
 the values with their node counts and the odd nodes (those not on the most
@@ -67,14 +68,30 @@ beyond the skew limit before upgrading the control plane again.
 - https://karpenter.sh/docs/concepts/disruption/#drift`,
 }
 
-// PoolLabels name a node's pool, in order of preference; the instance type
-// is the fallback for fleets without a pool label.
-var PoolLabels = []string{
+// ProviderPoolLabels name a node's pool as providers and autoscalers label
+// it, in order of preference. node-drift and node-pod-capacity share them.
+var ProviderPoolLabels = []string{
 	"eks.amazonaws.com/nodegroup",
+	"alpha.eksctl.io/nodegroup-name",
 	"cloud.google.com/gke-nodepool",
 	"karpenter.sh/nodepool",
 	"kubernetes.azure.com/agentpool",
-	"node.kubernetes.io/instance-type",
+	"doks.digitalocean.com/node-pool",
+	"node.kubernetes.io/pool",
+}
+
+// PoolLabels are ProviderPoolLabels plus the instance type, node-drift's
+// fallback for fleets without a pool label.
+var PoolLabels = append(slices.Clone(ProviderPoolLabels), "node.kubernetes.io/instance-type")
+
+// providerPool is the node's provider pool label and value, if it has one.
+func providerPool(n *corev1.Node) (label, value string, ok bool) {
+	for _, l := range ProviderPoolLabels {
+		if v := n.Labels[l]; v != "" {
+			return l, v, true
+		}
+	}
+	return "", "", false
 }
 
 // NoPool is the pool of nodes that carry none of PoolLabels.

@@ -61,10 +61,6 @@ spread out.
 - https://kubernetes.io/docs/setup/best-practices/cluster-large/`,
 }
 
-// poolLabels name a node's node pool, by provider.
-var poolLabels = []string{"eks.amazonaws.com/nodegroup", "alpha.eksctl.io/nodegroup-name", "cloud.google.com/gke-nodepool",
-	"kubernetes.azure.com/agentpool", "karpenter.sh/nodepool", "doks.digitalocean.com/node-pool", "node.kubernetes.io/pool"}
-
 const podCapacityWarning = 0.9
 
 type nodeLoad struct {
@@ -143,12 +139,9 @@ func runNodePodCapacity(p *doctor.Pass) error {
 		}
 		g := &capacityGroup{sev: sev, full: isFull}
 		key := fmt.Sprintf("%d|%t|node|%s", sev, isFull, l.node.Name)
-		for _, pl := range poolLabels {
-			if v := l.node.Labels[pl]; v != "" {
-				g.poolKey, g.poolValue = pl, v
-				key = fmt.Sprintf("%d|%t|%s=%s", sev, isFull, pl, v)
-				break
-			}
+		if pl, v, ok := providerPool(l.node); ok {
+			g.poolKey, g.poolValue = pl, v
+			key = fmt.Sprintf("%d|%t|%s=%s", sev, isFull, pl, v)
 		}
 		if existing := groups[key]; existing != nil {
 			g = existing

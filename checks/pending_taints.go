@@ -24,9 +24,8 @@ import (
 var PendingTaints = &doctor.Check{
 	Name:     "pending-taints",
 	Severity: doctor.Warning,
-	Reads: []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments,
-		snapshot.StatefulSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs},
-	Run: runPendingTaints,
+	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, ownerReads...),
+	Run:      runPendingTaints,
 	Doc: `Pods pending because every node they may use has a taint they do not tolerate
 
 ## Why it matters

@@ -20,9 +20,8 @@ import (
 var PodStorm = &doctor.Check{
 	Name:     "pod-storm",
 	Severity: doctor.Warning,
-	Reads: []snapshot.Resource{snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments, snapshot.StatefulSets,
-		snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs},
-	Run: runPodStorm,
+	Reads:    append([]snapshot.Resource{snapshot.Pods}, ownerReads...),
+	Run:      runPodStorm,
 	Doc: `Pod storms: controllers recreating pods the kubelet rejects, and piles of failed pods
 
 ## Why it matters
@@ -94,6 +93,11 @@ func rejected(p *corev1.Pod) bool {
 	return strings.HasPrefix(p.Status.Message, "Pod was rejected:") || admissionReasons[p.Status.Reason] ||
 		strings.HasPrefix(p.Status.Reason, "OutOf")
 }
+
+// ownerReads are what newOwners resolves a pod's controller chain from;
+// checks that group pods by owner read them.
+var ownerReads = []snapshot.Resource{snapshot.ReplicaSets, snapshot.Deployments, snapshot.StatefulSets,
+	snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}
 
 type owner struct {
 	ref       doctor.ObjectRef

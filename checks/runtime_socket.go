@@ -22,9 +22,8 @@ import (
 var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
-	Reads: []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments,
-		snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs},
-	Run: runRuntimeSocket,
+	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, ownerReads...),
+	Run:      runRuntimeSocket,
 	Doc: `Workloads mounting a container-runtime socket their nodes do not serve, and every workload with runtime access
 
 ## Why it matters
