@@ -13,11 +13,11 @@ import (
 
 func fixtureSnapshot(t *testing.T, check string) *snapshot.Snapshot {
 	t.Helper()
-	objs, err := fixture.ReadDir(filepath.Join("..", "testdata", "checks", check))
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", check))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := snapshot.FromObjects(objs...)
+	s, err := set.Snapshot()
 	if err != nil {
 		t.Fatal(err)
 	}

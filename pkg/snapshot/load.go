@@ -127,7 +127,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				return
 			}
 			if r.MetadataOnly {
-				dropManagedFields(list)
+				trimList(list) // typed reads are trimmed object by object as they stream
 			}
 			if r.key() == Pods && !r.MetadataOnly {
 				if sp, ok := list.(*streamedPods); ok {
@@ -338,17 +338,6 @@ func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns
 		return ri.Namespace(ns).List(ctx, listOptions(r))
 	}
 	return ri.List(ctx, listOptions(r))
-}
-
-// dropManagedFields frees the largest part of most objects' metadata, which
-// no check reads.
-func dropManagedFields(list runtime.Object) {
-	_ = meta.EachListItem(list, func(o runtime.Object) error {
-		if m, err := meta.Accessor(o); err == nil {
-			m.SetManagedFields(nil)
-		}
-		return nil
-	})
 }
 
 func classify(r Resource, ns string, err error) error {
