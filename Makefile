@@ -29,6 +29,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
+	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
 	@if command -v goreleaser >/dev/null; then goreleaser check; else echo "goreleaser not installed: .goreleaser.yaml not validated"; fi
 
 docs:

@@ -230,9 +230,7 @@ func reportAPFRejections(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
 		for _, r := range sortedKeys(lv.reasons) {
 			reasons = append(reasons, fmt.Sprintf("%s ×%s", r, num(lv.reasons[r])))
 		}
-		for _, s := range sortedKeys(lv.schemas) {
-			schemas = append(schemas, s)
-		}
+		schemas = append(schemas, sortedKeys(lv.schemas)...)
 		p.Report(doctor.Finding{
 			Object: doctor.ObjectRef{APIVersion: "flowcontrol.apiserver.k8s.io/v1", Kind: "PriorityLevelConfiguration", Name: name},
 			Message: fmt.Sprintf("API Priority and Fairness rejected %s requests at priority level %s since the API server started (%s), from flow schemas %s: those clients got 429 Too Many Requests",

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,12 +22,4 @@ func forDuration(now time.Time, t metav1.Time) string {
 		return " for " + s
 	}
 	return ""
-}
-
-// nsFlag is "-n NS" for commands about namespaced objects.
-func nsFlag(ns string) string {
-	if ns == "" {
-		return ""
-	}
-	return fmt.Sprintf(" -n %s", ns)
 }

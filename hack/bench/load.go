@@ -66,7 +66,7 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7910m"), corev1.ResourceMemory: resource.MustParse("31Gi"), corev1.ResourcePods: resource.MustParse("58")},
 				Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status",
 					LastHeartbeatTime: now, LastTransitionTime: metav1.NewTime(now.Add(-720 * time.Hour))}},
-				NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", KubeProxyVersion: "v1.37.2", KernelVersion: "6.1.102-111.182.amzn2023.x86_64",
+				NodeInfo: corev1.NodeSystemInfo{KubeletVersion: "v1.37.2", KernelVersion: "6.1.102-111.182.amzn2023.x86_64",
 					OSImage: "Amazon Linux 2023.5.20240805", ContainerRuntimeVersion: "containerd://1.7.20", Architecture: "amd64", OperatingSystem: "linux"},
 				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)}},
 			}

@@ -77,7 +77,6 @@ type Client struct {
 	PeakConcurrency int           `json:"peakConcurrentLists"`
 	hist            histogram
 	inflight        endHeap
-	listTimeSquared float64
 }
 
 // Analysis is the result over all inputs.
