@@ -2,11 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +25,11 @@ type ScanOptions struct {
 	Skip   []string
 	Output string
 	FailOn string
+	// AllowIncomplete accepts a partial scan (a check errored, or none
+	// could run): the exit code then follows the findings alone.
+	AllowIncomplete bool
 
+	// failOn and checks are derived from FailOn, Only and Skip by Complete.
 	failOn doctor.Severity
 	checks []*doctor.Check
 	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
@@ -51,6 +55,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+	fs.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "Accept a partial scan (a read failed or timed out, or no check could run): exit by the findings instead of 2")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
 	_ = fs.MarkHidden("cpuprofile")
@@ -61,16 +66,10 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"critical", "warning", "info", "never"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// Complete resolves the cluster and the selected checks.
+// Complete derives what the flags imply: the severity gate and the checks
+// to run. It reads no kubeconfig (Run connects), so a bad flag is reported
+// even where no cluster is configured.
 func (o *ScanOptions) Complete(cmd *cobra.Command) error {
-	return o.cluster.complete(cmd)
-}
-
-// Validate rejects bad flag values, naming the flag.
-func (o *ScanOptions) Validate() error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
-	}
 	sev, err := doctor.ParseSeverity(o.FailOn)
 	if err != nil {
 		return usageError("--fail-on: %v", err)
@@ -84,14 +83,29 @@ func (o *ScanOptions) Validate() error {
 	if err != nil {
 		return usageError("--check/--skip: %v", err)
 	}
-	if len(selected) == 0 {
-		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
-	}
 	o.checks = selected
+	if cmd != nil {
+		o.cluster.complete(cmd)
+	}
 	return nil
 }
 
-// Run scans the cluster, prints the report and turns it into an exit code.
+// Validate rejects options that cannot make a scan, naming the flag. It
+// changes nothing.
+func (o *ScanOptions) Validate() error {
+	if err := validateOutput(o.Output, report.Formats); err != nil {
+		return err
+	}
+	if len(o.checks) == 0 {
+		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
+	}
+	return o.cluster.validate()
+}
+
+// Run scans the cluster, prints the report and turns it into an exit code:
+// 1 when a finding is at or above --fail-on (complete or not: more reads
+// can only add findings), else 2 when the scan is incomplete (unless
+// --allow-incomplete), else 0.
 func (o *ScanOptions) Run(ctx context.Context) error {
 	start := time.Now()
 	if o.CPUProfile != "" {
@@ -105,10 +119,14 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
+	if err := o.cluster.connect(); err != nil {
+		return err
+	}
+	deadline := start.Add(o.cluster.Timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	snap, ver, cfg, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, doctor.Reads(o.checks))
+	snap, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, o.checks, o.cluster.readDeadline(start), true)
 	if err != nil {
 		return err
 	}
@@ -116,23 +134,36 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	r := doctor.Run(ctx, snap, o.checks, now)
+	// The checks run on what was read even after Ctrl-C: they only compute,
+	// and the report of a partial scan is what the user asked for.
+	checkCtx, cancelChecks := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancelChecks()
+	r := doctor.Run(checkCtx, snap, o.checks, now)
 	if o.MemProfile != "" {
 		if err := writeHeapProfile(o.MemProfile); err != nil {
 			return &exitError{Code: ExitError, Err: err}
 		}
 		runtime.KeepAlive(snap)
 	}
-	r.Cluster = doctor.Cluster{Server: cfg.Host, Version: ver.GitVersion, Namespace: o.cluster.Namespace}
-	r.Requests = o.cluster.requests()
+	r.Cluster = doctor.Cluster{Server: o.cluster.Config.Host, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
+	r.Requests, r.Retries = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
 
 	if err := report.Print(o.Out, r, report.Options{Format: o.Output, Color: useColor(o.Out)}); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)
-	if r.Fails(o.failOn) {
+	incomplete := r.IncompleteSummary()
+	switch {
+	case r.Fails(o.failOn):
+		if incomplete != "" {
+			fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
+		}
 		return &exitError{Code: ExitFindings}
+	case incomplete != "" && !o.AllowIncomplete:
+		return &exitError{Code: ExitError, Err: errors.New(incomplete + "; --allow-incomplete accepts partial scans")}
+	case incomplete != "":
+		fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
 	}
 	return nil
 }

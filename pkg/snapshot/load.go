@@ -5,19 +5,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/sync/errgroup"
 )
 
 // LoadOptions tunes a load.
@@ -29,7 +36,21 @@ type LoadOptions struct {
 	Parallelism int
 	// Progress, when set, is called as each LIST starts.
 	Progress func(r Resource)
+	// ReadTimeout bounds each read, its retries included; 0 leaves only
+	// ctx's deadline. A read that runs out of time fails alone ("timed out
+	// reading pods after 18s"): the others go on.
+	ReadTimeout time.Duration
+	// Retry is the jittered backoff between attempts of a read that failed
+	// transiently; its Steps is the number of retries. Zero: DefaultRetry.
+	Retry wait.Backoff
+	// Access, from ReviewAccess, names the reads the user may not make:
+	// they are not sent, and the checks that need them are skipped.
+	Access *Access
 }
+
+// DefaultRetry retries a read that failed transiently up to five times,
+// 250ms, 500ms, 1s, 2s, 2s apart, each ±50%, and never past its deadline.
+var DefaultRetry = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 5, Cap: 2 * time.Second}
 
 // ListError says why a resource could not be listed. Skip errors (forbidden,
 // not served, unavailable) make the checks that need the resource skipped;
@@ -55,11 +76,20 @@ func IsSkippable(err error) bool {
 // watch-list (sendInitialEvents, trimmed object by object) where the server
 // supports it, else a resourceVersion=0 LIST without pagination (the cache
 // serves it from memory without touching etcd); protobuf, or metadata-only;
-// at most opts.Parallelism at a time. Per-resource failures are recorded, not
-// returned; only a cancelled or expired ctx fails the load.
+// at most opts.Parallelism at a time.
+//
+// Transient failures (5xx, timeouts) are retried with jittered backoff
+// inside the read's deadline; client-go itself retries 429s and 5xx that
+// carry Retry-After, honouring it, and dropped connections. What still
+// fails is recorded on the snapshot per resource, never returned: a read
+// that hangs, or a ctx that ends (Ctrl-C, --timeout), costs only the reads
+// still unfinished, and the snapshot holds everything that was read.
 func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOptions) (*Snapshot, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
+	}
+	if opts.Retry == (wait.Backoff{}) {
+		opts.Retry = DefaultRetry
 	}
 	plan := Plan(reads)
 	// The largest reads start first, so that they never queue behind small
@@ -75,76 +105,174 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 	if err != nil {
 		return nil, fmt.Errorf("building metadata client: %w", err)
 	}
+	l := &loader{cfg: protoCfg, meta: meta, opts: opts, start: time.Now()}
 
 	var mu sync.Mutex
-	sem := make(chan struct{}, opts.Parallelism)
-	var wg sync.WaitGroup
-	for _, r := range plan {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-sem }()
-			// A decoding bug must cost one resource, not the process: Execute's
-			// recover cannot see a panic in this goroutine.
-			defer func() {
-				if v := recover(); v != nil {
-					mu.Lock()
-					s.errs[r.key()] = &ListError{Resource: r, Reason: fmt.Sprintf("reading %s: internal error: %v", r, v)}
-					mu.Unlock()
-				}
-			}()
-			if opts.Progress != nil {
-				opts.Progress(r)
-			}
-			if r.Path != "" {
-				body, err := getRaw(ctx, protoCfg, r.Path)
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					err = s.SetMetrics(bytes.NewReader(body))
-				}
-				if err != nil {
-					s.errs[r.key()] = classify(r, opts.Namespace, err)
-				}
-				return
-			}
-			var list runtime.Object
-			var err error
-			if r.MetadataOnly {
-				list, err = listMetadata(ctx, meta, r, opts.Namespace)
+	record := func(r Resource, list runtime.Object, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			s.errs[r.key()] = err
+			return
+		}
+		if m, ok := list.(*metricsList); ok {
+			s.metrics = m.families
+			return
+		}
+		if r.key() == Pods && !r.MetadataOnly {
+			if sp, ok := list.(*streamedPods); ok {
+				s.pods = sp.ptrs
+				list = &podPointerList{}
 			} else {
-				list, err = listTyped(ctx, protoCfg, r, opts.Namespace)
+				s.pods = podPointers(list)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+		}
+		s.lists[r.key()] = list
+	}
+
+	var g errgroup.Group
+	g.SetLimit(opts.Parallelism)
+	for _, r := range plan {
+		if verb, denied := opts.Access.Denies(r); denied {
+			record(r, nil, &ListError{Resource: r, Skip: true, Reason: "forbidden: " + Needs(verb, r, opts.Namespace)})
+			continue
+		}
+		g.Go(func() error {
+			begin := time.Now()
+			list, err := l.read(ctx, r)
 			if err != nil {
-				s.errs[r.key()] = classify(r, opts.Namespace, err)
-				return
+				err = l.classify(ctx, r, err, begin)
 			}
-			if r.MetadataOnly {
-				trimList(list) // typed reads are trimmed object by object as they stream
-			}
-			if r.key() == Pods && !r.MetadataOnly {
-				if sp, ok := list.(*streamedPods); ok {
-					s.pods = sp.ptrs
-					list = &podPointerList{}
-				} else {
-					s.pods = podPointers(list)
-				}
-			}
-			s.lists[r.key()] = list
-		}()
+			record(r, list, err)
+			return nil
+		})
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	_ = g.Wait() // reads record their own errors
 	return s, nil
+}
+
+// loader is one Load: its clients and options, shared by its reads.
+type loader struct {
+	cfg   *rest.Config
+	meta  metadata.Interface
+	opts  LoadOptions
+	start time.Time
+}
+
+// read makes one read of r, retrying transient failures. A decoding bug
+// costs this resource, not the process: Execute's recover cannot see a
+// panic in this goroutine.
+func (l *loader) read(ctx context.Context, r Resource) (list runtime.Object, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			list, err = nil, fmt.Errorf("internal error: %v", v)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err // ran out of time waiting for a parallelism slot
+	}
+	if l.opts.ReadTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, l.opts.ReadTimeout)
+		defer cancel()
+	}
+	ctx = WithRead(ctx, r.String())
+	if l.opts.Progress != nil {
+		l.opts.Progress(r)
+	}
+	backoff := l.opts.Retry
+	retries := backoff.Steps
+	for attempt := 0; ; attempt++ {
+		list, err = l.once(ctx, r)
+		if err == nil || ctx.Err() != nil || attempt >= retries || !retriable(err) {
+			return list, err
+		}
+		wait := backoff.Step()
+		if s, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(s)*time.Second > wait {
+			wait = time.Duration(s) * time.Second
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			return list, err // the next attempt could not finish in time: say what failed
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// once is one attempt at a read (client-go may retry inside it).
+func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
+	if r.Path != "" {
+		body, err := getRaw(ctx, l.cfg, r.Path)
+		if err != nil {
+			return nil, err
+		}
+		m := newSnapshot()
+		if err := m.SetMetrics(bytes.NewReader(body)); err != nil {
+			return nil, err
+		}
+		return &metricsList{families: m.metrics}, nil
+	}
+	if r.MetadataOnly {
+		list, err := listMetadata(ctx, l.meta, r, l.opts.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		trimList(list) // typed reads are trimmed object by object as they stream
+		return list, nil
+	}
+	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r))
+}
+
+// retriable says whether a failed attempt is worth another within the
+// deadline: a 5xx or a timeout. 429s, 5xx with Retry-After and dropped
+// connections are not: client-go's own retry loop has already retried
+// those (honouring Retry-After) before the error reached us.
+func retriable(err error) bool {
+	if _, ok := apierrors.SuggestsClientDelay(err); ok {
+		return false
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code >= 500 || code == http.StatusRequestTimeout
+	}
+	return utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)
+}
+
+// classify turns a read's final error into the ListError checks see. A
+// read cut short by ctx (Ctrl-C, the scan's read deadline) or by its own
+// ReadTimeout says so, with the time it had: from the start of the load
+// when ctx ended (a read queued for a slot had that long too), else from
+// its own start.
+func (l *loader) classify(ctx context.Context, r Resource, err error, begin time.Time) error {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("interrupted before reading %s finished", r)}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("timed out reading %s after %s", r, roundSeconds(time.Since(l.start)))}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("timed out reading %s after %s", r, roundSeconds(time.Since(begin)))}
+	}
+	return classify(r, l.opts.Namespace, err)
+}
+
+func roundSeconds(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// metricsList carries parsed /metrics out of a read.
+type metricsList struct {
+	runtime.Object
+	families map[string]*dto.MetricFamily
 }
 
 func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) {
@@ -176,7 +304,9 @@ func listOptions(r Resource) metav1.ListOptions {
 	return metav1.ListOptions{ResourceVersion: "0", FieldSelector: r.FieldSelector}
 }
 
-func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (runtime.Object, error) {
+// listTyped reads r in full: streamed when stream is true and the server
+// streams lists, else one resourceVersion=0 LIST.
+func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, stream bool) (runtime.Object, error) {
 	gv := r.GVR().GroupVersion()
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &gv
@@ -193,7 +323,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err != nil {
 		return nil, err
 	}
-	if r.Kind != "Event" { // events have no watch cache to stream from
+	if stream && r.Kind != "Event" { // events have no watch cache to stream from
 		streamed, err := watchList(ctx, client, r, ns, list)
 		if err == nil {
 			return streamed, nil
@@ -340,19 +470,32 @@ func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns
 	return ri.List(ctx, listOptions(r))
 }
 
+// Needs says what a user lacks for a read, as skip reasons put it: "needs
+// list on nodes", "needs list on pods in all namespaces", "needs get on
+// /metrics".
+func Needs(verb string, r Resource, ns string) string {
+	switch {
+	case r.Path != "":
+		return fmt.Sprintf("needs %s on %s", verb, r.Path)
+	case !r.Namespaced:
+		return fmt.Sprintf("needs %s on %s", verb, r.key())
+	case ns != "":
+		return fmt.Sprintf("needs %s on %s in namespace %s", verb, r.key(), ns)
+	}
+	return fmt.Sprintf("needs %s on %s in all namespaces", verb, r.key())
+}
+
 func classify(r Resource, ns string, err error) error {
-	scope := "at cluster scope"
-	if r.Namespaced && ns != "" {
-		scope = "in namespace " + ns
+	verb := "list"
+	if r.Path != "" {
+		verb = "get"
 	}
 	le := &ListError{Resource: r, Err: err, Skip: true}
 	switch {
-	case r.Path != "" && apierrors.IsForbidden(err):
-		le.Reason = fmt.Sprintf("forbidden: cannot get %s", r.Path)
 	case apierrors.IsForbidden(err):
-		le.Reason = fmt.Sprintf("forbidden: cannot list %s %s", r, scope)
+		le.Reason = "forbidden: " + Needs(verb, r, ns)
 	case apierrors.IsUnauthorized(err):
-		le.Reason = fmt.Sprintf("unauthorized: cannot list %s %s", r, scope)
+		le.Reason = "unauthorized: " + Needs(verb, r, ns)
 	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
 		le.Reason = fmt.Sprintf("not served by this cluster: %s", r)
 	case apierrors.IsServiceUnavailable(err):
