@@ -1,0 +1,126 @@
+package faultproxy
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// upstream is a loopback TLS server answering "ok", with its CA in a file.
+func upstream(t *testing.T) (*httptest.Server, string) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ok "+r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv, ca
+}
+
+func client(p *Proxy) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(p.CA())
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+}
+
+func TestFaults(t *testing.T) {
+	up, ca := upstream(t)
+	p, err := Start(Options{Upstream: up.URL, CAFile: ca, Rule: func(r *http.Request, _ int) Fault {
+		for f := Pass; f <= Forbidden; f++ {
+			if r.URL.Path == "/"+f.String() {
+				return f
+			}
+		}
+		return Pass
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if !strings.HasPrefix(p.URL, "https://127.0.0.1:") {
+		t.Fatalf("proxy at %s, want loopback", p.URL)
+	}
+	c := client(p)
+	for path, want := range map[string]int{"/pass": 200, "/500": 500, "/503": 503, "/429": 429, "/403": 403} {
+		resp, err := c.Get(p.URL + path)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: status %d, want %d (%s)", path, resp.StatusCode, want, body)
+		}
+		if path == "/pass" && string(body) != "ok /pass" {
+			t.Errorf("forwarded body %q", body)
+		}
+		if path == "/429" && resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("429 without Retry-After: %v", resp.Header)
+		}
+	}
+	if _, err := c.Get(p.URL + "/reset"); err == nil {
+		t.Error("reset: got an answer")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+"/hang", nil)
+		_, err := c.Do(req)
+		done <- err
+	}()
+	if path, err := p.Wait(context.Background()); err != nil || path != "/hang" {
+		t.Fatalf("Wait: %q %v", path, err)
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("hang: got an answer")
+	}
+	// net/http retries a GET once on a reused connection that was reset.
+	byFault, total := p.Injected()
+	if total < 7 || byFault[Status500] != 1 || byFault[Reset] < 1 || byFault[Hang] != 1 {
+		t.Errorf("injected %v of %d", byFault, total)
+	}
+}
+
+func TestFlakyIsDeterministicAndBounded(t *testing.T) {
+	rule := Flaky(30)
+	failed, total := 0, 0
+	for _, path := range []string{"/api/v1/pods", "/api/v1/nodes", "/apis/apps/v1/deployments", "/version", "/metrics", "/api/v1/events"} {
+		run := 0
+		for n := range 200 {
+			r := httptest.NewRequest(http.MethodGet, path, nil)
+			f := rule(r, n)
+			if f != rule(r, n) {
+				t.Fatalf("%s %d: not deterministic", path, n)
+			}
+			total++
+			if f == Pass {
+				run = 0
+				continue
+			}
+			failed++
+			if run++; run > 3 {
+				t.Fatalf("%s: more than three failures in a row at %d", path, n)
+			}
+		}
+	}
+	if rate := float64(failed) / float64(total); rate < 0.2 || rate > 0.35 {
+		t.Errorf("failure rate %.2f, want about 0.3", rate)
+	}
+}
+
+func TestRefusesRemoteUpstream(t *testing.T) {
+	if _, err := Start(Options{Upstream: "https://203.0.113.1:6443", CAFile: "x"}); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("err = %v", err)
+	}
+}
