@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 )
@@ -149,5 +151,21 @@ func TestExecuteExitCodes(t *testing.T) {
 	errOut.Reset()
 	if code := Execute(context.Background(), streams, []string{"--server", srv.URL, "--nope"}); code != ExitError || !strings.HasPrefix(errOut.String(), "error: unknown flag") {
 		t.Errorf("bad flag: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// -v is kubectl's log level (client-go logs each request at 6), not --stats.
+func TestVerbosityIsTheLogLevel(t *testing.T) {
+	t.Cleanup(klog.CaptureState().Restore)
+	srv := partlyBrokenServer(t)
+	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+	Execute(context.Background(), streams, []string{"--server", srv.URL, "--check", "node-taints", "-v", "6"})
+	if !strings.Contains(errOut.String(), srv.URL+"/api/v1/nodes") || strings.Contains(errOut.String(), "API requests,") {
+		t.Errorf("-v 6 should log client-go's requests, not print --stats:\n%s", errOut.String())
+	}
+	errOut.Reset()
+	Execute(context.Background(), streams, []string{"--server", srv.URL, "--check", "node-taints", "--stats"})
+	if !regexp.MustCompile(`(?m)^3 API requests, .* received:\n\s+GET\s+200 .* /version\n\s+POST\s+500 .*selfsubjectrulesreviews\n\s+GET\s+403 .*/api/v1/nodes`).MatchString(errOut.String()) {
+		t.Errorf("--stats:\n%s", errOut.String())
 	}
 }
