@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -250,7 +251,13 @@ func deniedLine(a *snapshot.Access, checks []*doctor.Check, ns string) string {
 		if _, seen := byVerb[verb]; !seen {
 			verbs = append(verbs, verb)
 		}
-		byVerb[verb] = append(byVerb[verb], r.String())
+		what := r.Path
+		if what == "" {
+			what = r.GVR().GroupResource().String()
+		}
+		if !slices.Contains(byVerb[verb], what) {
+			byVerb[verb] = append(byVerb[verb], what)
+		}
 	}
 	var may []string
 	for _, v := range verbs {

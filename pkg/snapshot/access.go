@@ -74,7 +74,7 @@ func ReviewAccess(ctx context.Context, cfg *rest.Config, plan []Resource, ns str
 		if !allows(rules, verb, r) {
 			if rr.Status.Incomplete {
 				a.Requests++
-				ok, err := accessReview(WithRead(ctx, "selfsubjectaccessreviews"), c, verb, r, ns)
+				ok, err := accessReview(WithRead(ctx, "selfsubjectaccessreviews of "+r.String()), c, verb, r, ns)
 				if err != nil || ok {
 					continue // unsure: let the read find out
 				}

@@ -48,9 +48,12 @@ type LoadOptions struct {
 	Access *Access
 }
 
-// DefaultRetry retries a read that failed transiently up to five times,
-// 250ms, 500ms, 1s, 2s, 2s apart, each ±50%, and never past its deadline.
-var DefaultRetry = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 5, Cap: 2 * time.Second}
+// DefaultRetry retries a read that failed transiently up to four times,
+// after 200ms, 400ms, 800ms and 1.6s, each plus up to 50% of jitter (so
+// that clients failed by one blip do not return in step), never past the
+// read's deadline: about 4s at most, so an API server failing every read
+// costs a scan seconds, not its whole --timeout.
+var DefaultRetry = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 1600 * time.Millisecond}
 
 // ListError says why a resource could not be listed. Skip errors (forbidden,
 // not served, unavailable) make the checks that need the resource skipped;
@@ -474,15 +477,16 @@ func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns
 // list on nodes", "needs list on pods in all namespaces", "needs get on
 // /metrics".
 func Needs(verb string, r Resource, ns string) string {
+	what := r.GVR().GroupResource().String()
 	switch {
 	case r.Path != "":
 		return fmt.Sprintf("needs %s on %s", verb, r.Path)
 	case !r.Namespaced:
-		return fmt.Sprintf("needs %s on %s", verb, r.key())
+		return fmt.Sprintf("needs %s on %s", verb, what)
 	case ns != "":
-		return fmt.Sprintf("needs %s on %s in namespace %s", verb, r.key(), ns)
+		return fmt.Sprintf("needs %s on %s in namespace %s", verb, what, ns)
 	}
-	return fmt.Sprintf("needs %s on %s in all namespaces", verb, r.key())
+	return fmt.Sprintf("needs %s on %s in all namespaces", verb, what)
 }
 
 func classify(r Resource, ns string, err error) error {
