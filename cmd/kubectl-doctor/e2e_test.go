@@ -386,7 +386,7 @@ func TestForbiddenUserSkips(t *testing.T) {
 		t.Errorf("complete %v, incomplete %+v", rep.Complete, rep.Incomplete)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "warning: this user may not list nodes") ||
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "warning: this user may not list ") || !strings.Contains(lines[0], " nodes,") ||
 		lines[1] != fmt.Sprintf("error: incomplete scan (no check could run: %d of %d skipped, 0 errored); --allow-incomplete accepts partial scans", len(rep.Checks), len(rep.Checks)) {
 		t.Errorf("stderr: %q", r.stderr)
 	}

@@ -173,19 +173,19 @@ func serverVersion(ctx context.Context, cfg *rest.Config) (string, error) {
 	}
 	ctx = snapshot.WithRead(ctx, "/version")
 	var body []byte
+	// Timeouts are not retried here: a server that does not answer its
+	// first request is unreachable, and the user is told so at once.
 	backoff := snapshot.DefaultRetry
-	for attempt := 0; ; attempt++ {
-		body, err = client.Get().AbsPath("/version").Do(ctx).Raw()
+	backoff.Steps = 3
+	answered5xx := func(err error) bool {
 		var status apierrors.APIStatus
-		if err == nil || attempt >= 3 || !errors.As(err, &status) || status.Status().Code < 500 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return "", err
-		case <-time.After(backoff.Step()):
-		}
+		return errors.As(err, &status) && snapshot.Transient(err)
 	}
+	err = snapshot.Retry(ctx, backoff, answered5xx, func() error {
+		var err error
+		body, err = client.Get().AbsPath("/version").Do(ctx).Raw()
+		return err
+	})
 	if err != nil {
 		return "", err
 	}
@@ -333,7 +333,11 @@ func (o *clusterOptions) printStats(w io.Writer) {
 		fmt.Fprintln(w, line)
 	}
 	if retries > 0 {
-		fmt.Fprintf(w, "  %s retried: %s more\n", doctor.Plural(retried, "request", "requests"), doctor.Plural(retries, "attempt", "attempts"))
+		more := "more attempts"
+		if retries == 1 {
+			more = "more attempt"
+		}
+		fmt.Fprintf(w, "  %s retried: %d %s\n", doctor.Plural(retried, "request", "requests"), retries, more)
 	}
 }
 

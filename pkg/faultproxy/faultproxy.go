@@ -35,13 +35,13 @@ type Fault int
 
 // The faults.
 const (
-	Pass        Fault = iota // forward it
-	Status500                // answer 500 InternalError, no Retry-After
-	Status503                // answer 503 ServiceUnavailable, no Retry-After
-	TooMany                  // answer 429 TooManyRequests with Retry-After: 1, as API Priority and Fairness does
-	Reset                    // drop the connection with a TCP reset, no answer
-	Hang                     // never answer: hold the request until the client gives up
-	Forbidden                // answer 403 Forbidden
+	Pass      Fault = iota // forward it
+	Status500              // answer 500 InternalError, no Retry-After
+	Status503              // answer 503 ServiceUnavailable, no Retry-After
+	TooMany                // answer 429 TooManyRequests with Retry-After: 1, as API Priority and Fairness does
+	Reset                  // drop the connection with a TCP reset, no answer
+	Hang                   // never answer: hold the request until the client gives up
+	Forbidden              // answer 403 Forbidden
 )
 
 func (f Fault) String() string {
@@ -68,6 +68,10 @@ type Proxy struct {
 	counts   map[string]int
 	injected map[Fault]int
 	total    int
+	// forwarded counts the requests answered by the upstream; answered is
+	// closed and replaced each time it grows.
+	forwarded int
+	answered  chan struct{}
 }
 
 // Options configure a proxy.
@@ -100,7 +104,7 @@ func Start(o Options) (*Proxy, error) {
 		return nil, fmt.Errorf("no certificate in %s", o.CAFile)
 	}
 	p := &Proxy{Hung: make(chan string, 64), rule: o.Rule, latency: o.Latency, closing: make(chan struct{}),
-		counts: map[string]int{}, injected: map[Fault]int{}}
+		counts: map[string]int{}, injected: map[Fault]int{}, answered: make(chan struct{})}
 	if p.rule == nil {
 		p.rule = func(*http.Request, int) Fault { return Pass }
 	}
@@ -183,6 +187,29 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		}
 	default:
 		next.ServeHTTP(w, r)
+		p.mu.Lock()
+		p.forwarded++
+		close(p.answered)
+		p.answered = make(chan struct{})
+		p.mu.Unlock()
+	}
+}
+
+// WaitForwarded blocks until the upstream has answered n requests through
+// the proxy, or ctx ends.
+func (p *Proxy) WaitForwarded(ctx context.Context, n int) error {
+	for {
+		p.mu.Lock()
+		done, answered := p.forwarded >= n, p.answered
+		p.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-answered:
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %d of %d requests answered", ctx.Err(), p.forwarded, n)
+		}
 	}
 }
 
@@ -262,12 +289,13 @@ func Always(f Fault, match func(*http.Request) bool) Rule {
 }
 
 // Flaky fails about percent of all requests (the reachability probe
-// included), cycling through 500, 503, 429 and resets, never more than
-// three times in a row for one method and path, so that a client with
-// retries gets every answer. Which requests fail is a hash of the method,
-// path and n: the same for every run.
+// included), never more than three times in a row for one method and
+// path, so that a client with retries gets every answer. Which requests
+// fail is a hash of the method, path and n, the same in every run; the
+// failures cycle through 500, 429, reset and 503 in the order they come.
 func Flaky(percent int) Rule {
 	faults := []Fault{Status500, TooMany, Reset, Status503}
+	next := 0 // a Rule is called under the proxy's lock
 	hash := func(r *http.Request, n int) uint32 {
 		h := fnv.New32a()
 		fmt.Fprintf(h, "%s %s %d", r.Method, r.URL.Path, n)
@@ -285,7 +313,8 @@ func Flaky(percent int) Rule {
 		if !fails(r, n) {
 			return Pass
 		}
-		return faults[(hash(r, n)/100)%uint32(len(faults))]
+		next++
+		return faults[(next-1)%len(faults)]
 	}
 }
 

@@ -93,14 +93,15 @@ func TestFaults(t *testing.T) {
 }
 
 func TestFlakyIsDeterministicAndBounded(t *testing.T) {
-	rule := Flaky(30)
+	rule, again := Flaky(30), Flaky(30)
+	kinds := map[Fault]bool{}
 	failed, total := 0, 0
 	for _, path := range []string{"/api/v1/pods", "/api/v1/nodes", "/apis/apps/v1/deployments", "/version", "/metrics", "/api/v1/events"} {
 		run := 0
 		for n := range 200 {
 			r := httptest.NewRequest(http.MethodGet, path, nil)
 			f := rule(r, n)
-			if f != rule(r, n) {
+			if (f == Pass) != (again(r, n) == Pass) {
 				t.Fatalf("%s %d: not deterministic", path, n)
 			}
 			total++
@@ -108,6 +109,7 @@ func TestFlakyIsDeterministicAndBounded(t *testing.T) {
 				run = 0
 				continue
 			}
+			kinds[f] = true
 			failed++
 			if run++; run > 3 {
 				t.Fatalf("%s: more than three failures in a row at %d", path, n)
@@ -116,6 +118,9 @@ func TestFlakyIsDeterministicAndBounded(t *testing.T) {
 	}
 	if rate := float64(failed) / float64(total); rate < 0.2 || rate > 0.35 {
 		t.Errorf("failure rate %.2f, want about 0.3", rate)
+	}
+	if len(kinds) != 4 {
+		t.Errorf("fault kinds %v, want 500, 503, 429 and reset", kinds)
 	}
 }
 

@@ -59,8 +59,14 @@ func ReviewAccess(ctx context.Context, cfg *rest.Config, plan []Resource, ns str
 		reviewNS = metav1.NamespaceDefault
 	}
 	ctx = WithRead(ctx, "selfsubjectrulesreviews")
-	rr, err := c.SelfSubjectRulesReviews().Create(ctx,
-		&authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: reviewNS}}, metav1.CreateOptions{})
+	// A review stores nothing: retrying one that failed is safe.
+	var rr *authorizationv1.SelfSubjectRulesReview
+	err = Retry(ctx, DefaultRetry, nil, func() error {
+		var err error
+		rr, err = c.SelfSubjectRulesReviews().Create(ctx,
+			&authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: reviewNS}}, metav1.CreateOptions{})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reviewing access: %w", err)
 	}

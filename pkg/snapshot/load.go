@@ -183,25 +183,41 @@ func (l *loader) read(ctx context.Context, r Resource) (list runtime.Object, err
 	if l.opts.Progress != nil {
 		l.opts.Progress(r)
 	}
-	backoff := l.opts.Retry
-	retries := backoff.Steps
-	for attempt := 0; ; attempt++ {
+	err = Retry(ctx, l.opts.Retry, nil, func() error {
 		list, err = l.once(ctx, r)
-		if err == nil || ctx.Err() != nil || attempt >= retries || !retriable(err) {
-			return list, err
+		return err
+	})
+	return list, err
+}
+
+// Retry calls attempt until it succeeds, fails for good, or backoff.Steps
+// retries are spent, waiting backoff's jittered steps (or longer, when the
+// server asked for it) in between; it gives up at once, with the last
+// error, when the next attempt could not end before ctx's deadline.
+// transient says which errors are worth another attempt; nil means
+// Transient.
+func Retry(ctx context.Context, backoff wait.Backoff, transient func(error) bool, attempt func() error) error {
+	if transient == nil {
+		transient = Transient
+	}
+	retries := backoff.Steps
+	for n := 0; ; n++ {
+		err := attempt()
+		if err == nil || ctx.Err() != nil || n >= retries || !transient(err) {
+			return err
 		}
 		wait := backoff.Step()
 		if s, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(s)*time.Second > wait {
 			wait = time.Duration(s) * time.Second
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
-			return list, err // the next attempt could not finish in time: say what failed
+			return err // the next attempt could not finish in time: say what failed
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return err
 		case <-t.C:
 		}
 	}
@@ -231,11 +247,12 @@ func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
 	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r))
 }
 
-// retriable says whether a failed attempt is worth another within the
-// deadline: a 5xx or a timeout. 429s, 5xx with Retry-After and dropped
-// connections are not: client-go's own retry loop has already retried
-// those (honouring Retry-After) before the error reached us.
-func retriable(err error) bool {
+// Transient says whether a failed read is worth another attempt within
+// its deadline: a 5xx or a timeout. 429s and 5xx with Retry-After are
+// not: client-go's own retry loop has already retried those, honouring
+// Retry-After, before the error reached us (as it has dropped connections
+// of a GET; one that still surfaces is retried here).
+func Transient(err error) bool {
 	if _, ok := apierrors.SuggestsClientDelay(err); ok {
 		return false
 	}
