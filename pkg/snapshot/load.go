@@ -36,10 +36,6 @@ type LoadOptions struct {
 	Parallelism int
 	// Progress, when set, is called as each LIST starts.
 	Progress func(r Resource)
-	// ReadTimeout bounds each read, its retries included; 0 leaves only
-	// ctx's deadline. A read that runs out of time fails alone ("timed out
-	// reading pods after 18s"): the others go on.
-	ReadTimeout time.Duration
 	// Retry is the jittered backoff between attempts of a read that failed
 	// transiently; its Steps is the number of retries. Zero: DefaultRetry.
 	Retry wait.Backoff
@@ -82,11 +78,12 @@ func IsSkippable(err error) bool {
 // at most opts.Parallelism at a time.
 //
 // Transient failures (5xx, timeouts) are retried with jittered backoff
-// inside the read's deadline; client-go itself retries 429s and 5xx that
-// carry Retry-After, honouring it, and dropped connections. What still
-// fails is recorded on the snapshot per resource, never returned: a read
-// that hangs, or a ctx that ends (Ctrl-C, --timeout), costs only the reads
-// still unfinished, and the snapshot holds everything that was read.
+// before ctx's deadline; client-go itself retries 429s and 5xx that carry
+// Retry-After, honouring it, and dropped connections. What still fails is
+// recorded on the snapshot per resource, never returned: a read that hangs
+// past the deadline ("timed out reading pods after 18s"), or one cut by
+// Ctrl-C, costs only the checks that need it, and the snapshot holds
+// everything that was read.
 func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOptions) (*Snapshot, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
@@ -173,11 +170,6 @@ func (l *loader) read(ctx context.Context, r Resource) (list runtime.Object, err
 	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err // ran out of time waiting for a parallelism slot
-	}
-	if l.opts.ReadTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, l.opts.ReadTimeout)
-		defer cancel()
 	}
 	ctx = WithRead(ctx, r.String())
 	if l.opts.Progress != nil {
@@ -266,10 +258,10 @@ func Transient(err error) bool {
 }
 
 // classify turns a read's final error into the ListError checks see. A
-// read cut short by ctx (Ctrl-C, the scan's read deadline) or by its own
-// ReadTimeout says so, with the time it had: from the start of the load
-// when ctx ended (a read queued for a slot had that long too), else from
-// its own start.
+// read cut short by ctx says so: Ctrl-C, or the deadline by which every
+// read must end (the read had until then since the load started, queued
+// for a slot or not); or its attempts ran out of time (--request-timeout),
+// counted from its own start.
 func (l *loader) classify(ctx context.Context, r Resource, err error, begin time.Time) error {
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
