@@ -96,7 +96,14 @@ func TestFaultsRetriedChangeNothing(t *testing.T) {
 	p, kc := throughProxy(t, faultproxy.Options{Rule: faultproxy.Flaky(30)})
 	r := runDoctor(t, kc, "-o", "json", "--stats")
 	byFault, total := p.Injected()
-	t.Logf("injected %v into %d requests", byFault, total)
+	failed := 0
+	for _, n := range byFault {
+		failed += n
+	}
+	t.Logf("injected %v into %d requests (%d%%)", byFault, total, 100*failed/total)
+	if failed < total/5 {
+		t.Errorf("only %d of %d requests failed", failed, total)
+	}
 	rep := decodeReport(t, r.stdout)
 	if r.code != 1 || !rep.Complete || len(rep.Incomplete) != 0 {
 		t.Fatalf("exit %d, complete %v %+v, want 1 and complete\n%s", r.code, rep.Complete, rep.Incomplete, r.stderr)

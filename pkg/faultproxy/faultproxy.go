@@ -288,33 +288,28 @@ func Always(f Fault, match func(*http.Request) bool) Rule {
 	}
 }
 
-// Flaky fails about percent of all requests (the reachability probe
-// included), never more than three times in a row for one method and
-// path, so that a client with retries gets every answer. Which requests
-// fail is a hash of the method, path and n, the same in every run; the
-// failures cycle through 500, 429, reset and 503 in the order they come.
+// Flaky fails percent of all requests (the reachability probe and the
+// access review included), picked by a hash of their arrival number, but
+// never more than three times in a row for one method and path, so that a
+// client with retries gets every answer. The failures cycle through 500,
+// 429 (with Retry-After), reset and 503.
 func Flaky(percent int) Rule {
 	faults := []Fault{Status500, TooMany, Reset, Status503}
-	next := 0 // a Rule is called under the proxy's lock
-	hash := func(r *http.Request, n int) uint32 {
+	// A Rule is called under the proxy's lock.
+	arrived, failed := 0, 0
+	inARow := map[string]int{}
+	return func(r *http.Request, _ int) Fault {
+		key := r.Method + " " + r.URL.Path
 		h := fnv.New32a()
-		fmt.Fprintf(h, "%s %s %d", r.Method, r.URL.Path, n)
-		return h.Sum32()
-	}
-	var fails func(r *http.Request, n int) bool
-	fails = func(r *http.Request, n int) bool {
-		if int(hash(r, n)%100) >= percent {
-			return false
-		}
-		// after three failures in a row, let it through
-		return n < 3 || !fails(r, n-1) || !fails(r, n-2) || !fails(r, n-3)
-	}
-	return func(r *http.Request, n int) Fault {
-		if !fails(r, n) {
+		fmt.Fprintf(h, "request %d", arrived)
+		arrived++
+		if int(h.Sum32()%100) >= percent || inARow[key] >= 3 {
+			inARow[key] = 0
 			return Pass
 		}
-		next++
-		return faults[(next-1)%len(faults)]
+		inARow[key]++
+		failed++
+		return faults[(failed-1)%len(faults)]
 	}
 }
 
