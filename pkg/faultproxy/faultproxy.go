@@ -186,13 +186,19 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		case <-p.closing:
 		}
 	default:
+		// deferred: ReverseProxy aborts a stream the client stopped
+		// reading (a watch-list it had enough of) with a panic
+		defer p.answer()
 		next.ServeHTTP(w, r)
-		p.mu.Lock()
-		p.forwarded++
-		close(p.answered)
-		p.answered = make(chan struct{})
-		p.mu.Unlock()
 	}
+}
+
+func (p *Proxy) answer() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forwarded++
+	close(p.answered)
+	p.answered = make(chan struct{})
 }
 
 // WaitForwarded blocks until the upstream has answered n requests through

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // upstream is a loopback TLS server answering "ok", with its CA in a file.
@@ -127,5 +128,48 @@ func TestFlakyIsBounded(t *testing.T) {
 func TestRefusesRemoteUpstream(t *testing.T) {
 	if _, err := Start(Options{Upstream: "https://203.0.113.1:6443", CAFile: "x"}); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A stream the client stops reading (a watch-list after its bookmark) is
+// answered once the client lets go: the upstream request is cancelled and
+// WaitForwarded counts it.
+func TestWaitForwardedCountsStoppedStreams(t *testing.T) {
+	upDone := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("first\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(upDone)
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(Options{Upstream: srv.URL, CAFile: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := client(p)
+	resp, err := c.Get(p.URL + "/watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.WaitForwarded(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-upDone:
+	case <-ctx.Done():
+		t.Error("the upstream request was not cancelled")
 	}
 }
