@@ -221,7 +221,11 @@ func Parse(data []byte, file string, builtin []string) (*Config, error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		p.add(&extra, "", "a second YAML document: a config file holds one")
+		at := &extra
+		if len(extra.Content) > 0 {
+			at = extra.Content[0]
+		}
+		p.add(at, "", "a second YAML document: a config file holds one")
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -367,7 +371,7 @@ func (p *parser) checks(n *yaml.Node, known []string, cfg *Config) {
 		if s := f["severity"]; s != nil {
 			cc.Severity = p.severity(s, field+".severity")
 		}
-		if len(f) == 0 {
+		if len(v.Content) == 0 {
 			p.add(v, field, "empty: set enabled or severity")
 		}
 		cfg.Checks[k.Value] = cc
@@ -457,6 +461,11 @@ func (p *parser) customs(n *yaml.Node) []Custom {
 			p.add(e, field, "want a mapping with name, resource and rule")
 			continue
 		}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			if e.Content[j].Value == "name" && e.Content[j+1].Kind == yaml.ScalarNode && e.Content[j+1].Value != "" {
+				field = fmt.Sprintf("custom[%d](%s)", i, e.Content[j+1].Value)
+			}
+		}
 		f := p.fields(e, field, "name", "title", "description", "severity", "resource", "rule", "message", "remediation")
 		c := Custom{Line: e.Line, Severity: doctor.Warning}
 		ok := true
@@ -477,7 +486,6 @@ func (p *parser) customs(n *yaml.Node) []Custom {
 			}
 			seen[s] = true
 			c.Name = s
-			field = fmt.Sprintf("custom[%d](%s)", i, s)
 		} else {
 			ok = false
 		}
