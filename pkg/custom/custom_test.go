@@ -1,6 +1,8 @@
 package custom
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -76,5 +78,89 @@ func TestCustomChecksReportObjectsWhereTheRuleIsFalse(t *testing.T) {
 	if g.Check != "image-from-registry" || g.Severity != doctor.Warning || g.Object.String() != "dev/pod/bad" ||
 		!strings.Contains(g.Message, "does not satisfy object.spec.containers.all") {
 		t.Errorf("finding %+v", g)
+	}
+}
+
+func TestCompileErrorsNameTheCheckAndLine(t *testing.T) {
+	for _, c := range []struct {
+		rule, message, want string
+	}{
+		{`object.spec.replicas >=`, ``, `line 7: custom[0](bad).rule: invalid CEL: column 24: Syntax error`},
+		{`objekt.spec.replicas >= 2`, ``, `line 7: custom[0](bad).rule: invalid CEL: column 1: undeclared reference to 'objekt'`},
+		{`1 + 'a' == 2`, ``, `line 7: custom[0](bad).rule: invalid CEL: column 3: found no matching overload for '_+_' applied to '(int, string)'`},
+		{`size(object.metadata.name)`, ``, `line 7: custom[0](bad).rule: CEL expression has type int, want bool`},
+		{`true`, `42`, `line 8: custom[0](bad).message: CEL expression has type int, want string`},
+	} {
+		y := "apiVersion: doctor.kubectl.io/v1alpha1\nkind: Config\ncustom:\n- name: bad\n  severity: warning\n  resource: deployments.apps\n  rule: '" + strings.ReplaceAll(c.rule, "'", "''") + "'\n"
+		if c.message != "" {
+			y += "  message: '" + c.message + "'\n"
+		}
+		_, err := Compile(parse(t, y))
+		var ce *config.Error
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "config test.yaml: "+c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("rule %q message %q:\n got %v\nwant config test.yaml: %s...", c.rule, c.message, err, c.want)
+		}
+	}
+}
+
+// A rule that fails on an object (a missing field) makes the check an
+// error entry that says where and how to guard, instead of a panic or a
+// silent pass.
+func TestEvaluationErrorsMakeTheCheckAnError(t *testing.T) {
+	checks, err := Compile(parse(t, `apiVersion: doctor.kubectl.io/v1alpha1
+kind: Config
+custom:
+- name: has-owner-label
+  resource: deployments.apps
+  rule: "object.metadata.labels.owner != ''"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.FromObjects(deploy("shop", "web", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doctor.Run(t.Context(), snap, checks, time.Now())
+	if c := r.Checks[0]; c.Status != doctor.StatusError || !strings.Contains(c.Reason, "failed to evaluate on 1 of 1 deployments.apps (shop/web: no such key: labels); guard optional fields with has()") {
+		t.Errorf("check %+v", c)
+	}
+}
+
+// The API server's per-call cost limit stops a runaway rule.
+func TestCostLimit(t *testing.T) {
+	checks, err := Compile(parse(t, `apiVersion: doctor.kubectl.io/v1alpha1
+kind: Config
+custom:
+- name: quadratic
+  resource: pods
+  rule: "object.spec.containers.all(a, object.spec.containers.all(b, object.spec.containers.all(c, a.name != '' && b.name != '' && c.name != '')))"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pod("shop", "huge", "x")
+	for i := range 200 {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprint("c", i), Image: "x"})
+	}
+	snap, err := snapshot.FromObjects(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doctor.Run(t.Context(), snap, checks, time.Now())
+	if c := r.Checks[0]; c.Status != doctor.StatusError || !strings.Contains(c.Reason, "cost limit exceeded") {
+		t.Errorf("check %+v", c)
+	}
+}
+
+// Custom checks read the same snapshot resource as built-in ones: one LIST.
+func TestReadsAreShared(t *testing.T) {
+	checks, err := Compile(parse(t, replicas))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := snapshot.Plan(append(doctor.Reads(checks), snapshot.Deployments.Meta(), snapshot.Pods))
+	if len(plan) != 2 || plan[0] != snapshot.Deployments || plan[1] != snapshot.Pods {
+		t.Errorf("plan %v, want deployments.apps (full) and pods once each", plan)
 	}
 }
