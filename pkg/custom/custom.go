@@ -13,13 +13,15 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
-	"k8s.io/apiserver/pkg/cel/environment"
+	"k8s.io/apiserver/pkg/cel/library"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/config"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -34,19 +36,58 @@ const ObjectVar = "object"
 // own limit for one validation expression (roughly 0.1s of work).
 const PerCallLimit = celconfig.PerCallLimit
 
-// env builds the CEL environment: the Kubernetes base environment at the
-// compatibility version this build of the API server libraries defaults to,
-// plus the object variable, with the same strict cost options as admission.
+// env builds the CEL environment of a ValidatingAdmissionPolicy expression
+// as k8s.io/apiserver/pkg/cel/environment's base environment defines it at
+// its default compatibility version (Kubernetes 1.36 for the v0.37
+// libraries): the same language options, the same Kubernetes and cel-go
+// extension libraries at the same versions, the same cost model and
+// per-call limit, plus the object variable. It is spelled out here rather
+// than built with the environment package, which would link the API
+// server's feature gates and metrics (Prometheus, OpenTelemetry) into
+// every run for +11 MB of binary; TestEnvMatchesTheAPIServers keeps the
+// two in step when the libraries are upgraded.
 func env() (*cel.Env, error) {
-	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
-	set, err := base.Extend(environment.VersionedOptions{
-		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions:        []cel.EnvOption{cel.Variable(ObjectVar, cel.DynType)},
-	}, environment.StrictCostOpt)
-	if err != nil {
-		return nil, err
+	return cel.NewEnv(
+		cel.HomogeneousAggregateLiterals(),
+		cel.EagerlyValidateDeclarations(true),
+		cel.DefaultUTCTimeZone(true),
+		library.URLs(),
+		library.Regex(),
+		cel.CostEstimatorOptions(checker.PresenceTestHasCost(false)),
+		library.Lists(library.ListsVersion(0)), // v1 from compatibility version 1.37
+		library.Authz(),
+		cel.CrossTypeNumericComparisons(true),
+		cel.OptionalTypes(),
+		library.Quantity(),
+		cel.ASTValidators(
+			cel.ValidateDurationLiterals(),
+			cel.ValidateTimestampLiterals(),
+			cel.ValidateRegexLiterals(),
+			cel.ValidateHomogeneousAggregateLiterals(),
+		),
+		ext.Strings(ext.StringsVersion(2)),
+		ext.Sets(),
+		library.IP(),
+		library.CIDR(),
+		library.Format(),
+		library.AuthzSelectors(),
+		ext.TwoVarComprehensions(),
+		library.SemverLib(library.SemverVersion(1)),
+		ext.Lists(ext.ListsVersion(3)),
+		cel.Variable(ObjectVar, cel.DynType),
+	)
+}
+
+// programOptions are the base environment's evaluation options: the
+// per-call cost limit, tracked with the Kubernetes libraries' cost model.
+func programOptions() []cel.ProgramOption {
+	return []cel.ProgramOption{
+		cel.EvalOptions(cel.OptOptimize, cel.OptTrackCost),
+		cel.CostLimit(PerCallLimit),
+		cel.CostTrackerOptions(interpreter.PresenceTestHasCost(false)),
+		cel.CostTracking(&library.CostEstimator{}),
+		cel.InterruptCheckFrequency(100),
 	}
-	return set.NewExpressionsEnv(), nil
 }
 
 // Compile compiles every custom check of cfg once, and returns them as
@@ -99,7 +140,7 @@ func compile(e *cel.Env, expr string, want *cel.Type) (cel.Program, error) {
 	if t := ast.OutputType(); !t.IsExactType(want) && !t.IsExactType(cel.DynType) && !t.IsExactType(cel.AnyType) {
 		return nil, fmt.Errorf("CEL expression has type %s, want %s", t, want)
 	}
-	prg, err := e.Program(ast, cel.CostLimit(PerCallLimit), cel.InterruptCheckFrequency(100))
+	prg, err := e.Program(ast, programOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("invalid CEL: %v", err)
 	}
