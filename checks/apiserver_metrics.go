@@ -8,6 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -117,15 +118,8 @@ func runAPIServerMetrics(p *doctor.Pass) error {
 
 func webhookConfigs(s *snapshot.Snapshot) map[string]doctor.ObjectRef {
 	out := map[string]doctor.ObjectRef{}
-	for _, c := range s.MutatingWebhookConfigurations() {
-		for _, w := range c.Webhooks {
-			out[w.Name] = doctor.ObjectRef{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration", Name: c.Name}
-		}
-	}
-	for _, c := range s.ValidatingWebhookConfigurations() {
-		for _, w := range c.Webhooks {
-			out[w.Name] = doctor.ObjectRef{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration", Name: c.Name}
-		}
+	for _, w := range kube.WebhookEntries(s) {
+		out[w.Name] = w.Config
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -134,34 +135,6 @@ func (c sandboxCause) because() string {
 	return "the container runtime reports an error"
 }
 
-// eventTimes returns when an event was first and last seen and how often.
-func eventTimes(e *corev1.Event) (first, last time.Time, count int) {
-	switch {
-	case !e.FirstTimestamp.IsZero():
-		first = e.FirstTimestamp.Time
-	case !e.EventTime.IsZero():
-		first = e.EventTime.Time
-	default:
-		first = e.CreationTimestamp.Time
-	}
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		last = e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		last = e.LastTimestamp.Time
-	default:
-		last = first
-	}
-	count = int(e.Count)
-	if e.Series != nil && int(e.Series.Count) > count {
-		count = int(e.Series.Count)
-	}
-	if count < 1 {
-		count = 1
-	}
-	return first, last, count
-}
-
 // podSandboxEvents is what the events say about one pod.
 type podSandboxEvents struct {
 	first, last time.Time
@@ -277,7 +250,7 @@ func sandboxEventsFor(pod *corev1.Pod, events []*corev1.Event) *podSandboxEvents
 		if e.InvolvedObject.UID != "" && pod.UID != "" && e.InvolvedObject.UID != pod.UID {
 			continue
 		}
-		first, last, count := eventTimes(e)
+		first, last, count := kube.EventTimes(e)
 		if out == nil {
 			out = &podSandboxEvents{first: first, last: last, count: count, message: e.Message}
 			continue
@@ -423,7 +396,7 @@ func reportSandboxGroup(p *doctor.Pass, g *sandboxGroup, nodes map[string]*corev
 
 	p.Report(doctor.Finding{
 		Severity:    sev,
-		Object:      nodeRef(top),
+		Object:      kube.NodeRef(top),
 		Message:     msg,
 		Count:       total,
 		Examples:    doctor.Examples(all),

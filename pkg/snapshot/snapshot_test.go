@@ -8,8 +8,8 @@ import (
 )
 
 func TestPlanListsEachResourceOnce(t *testing.T) {
-	got := Plan([]Resource{Pods.Meta(), Nodes, Pods, Namespaces.Meta(), Nodes, Events(""), Events("reason=FailedCreate"), Events("reason=FailedCreate")})
-	want := []Resource{Pods, Nodes, Namespaces.Meta(), Events("reason=FailedCreate")}
+	got := Plan([]Resource{Pods, Nodes, Pods, Namespaces, Nodes, Events(""), Events("reason=FailedCreate"), Events("reason=FailedCreate")})
+	want := []Resource{Pods, Nodes, Namespaces, Events("reason=FailedCreate")}
 	if len(got) != len(want) {
 		t.Fatalf("plan %v, want %v", got, want)
 	}
@@ -37,7 +37,7 @@ func TestFromObjectsAndAccessors(t *testing.T) {
 	if ev := s.Events("reason=FailedCreate"); len(ev) != 1 || ev[0].Name != "e1" {
 		t.Errorf("events filtered wrongly: %v", ev)
 	}
-	md := s.Metadata(Namespaces.Meta())
+	md := s.Metadata(Namespaces)
 	if len(md) != 2 || md[0].GetName() != "a" {
 		t.Errorf("metadata not sorted: %v", md)
 	}

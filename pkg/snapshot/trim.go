@@ -11,7 +11,8 @@ import (
 // Trim drops, from one decoded object, what no check reads: managedFields,
 // the last-applied-configuration annotation, and in pod specs (pods and
 // workload templates) container env, commands, probes and ports, and the
-// sources of volumes that are not hostPath. At 30,000 pods this is most of
+// sources of volumes other than hostPath and persistentVolumeClaim.
+// Container resources are kept: OOM kills and scheduling are judged by them. At 30,000 pods this is most of
 // the memory a scan holds. A check that needs a trimmed field must keep it
 // here: fixture snapshots are trimmed the same way, so a fixture test fails
 // first.
@@ -25,22 +26,33 @@ func Trim(obj runtime.Object) {
 			}
 		}
 	}
+	if spec, _ := PodSpecOf(obj); spec != nil {
+		trimPodSpec(spec)
+	}
+}
+
+// PodSpecOf returns the pod spec an object carries and its JSON pointer
+// ("/spec" for a pod, "/spec/template/spec" for workloads,
+// "/spec/jobTemplate/spec/template/spec" for a CronJob); nil for objects
+// without one. It is the one list of the kinds that carry a pod template.
+func PodSpecOf(obj runtime.Object) (*corev1.PodSpec, string) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		trimPodSpec(&o.Spec)
+		return &o.Spec, "/spec"
 	case *appsv1.ReplicaSet:
-		trimPodSpec(&o.Spec.Template.Spec)
+		return &o.Spec.Template.Spec, "/spec/template/spec"
 	case *appsv1.Deployment:
-		trimPodSpec(&o.Spec.Template.Spec)
+		return &o.Spec.Template.Spec, "/spec/template/spec"
 	case *appsv1.DaemonSet:
-		trimPodSpec(&o.Spec.Template.Spec)
+		return &o.Spec.Template.Spec, "/spec/template/spec"
 	case *appsv1.StatefulSet:
-		trimPodSpec(&o.Spec.Template.Spec)
+		return &o.Spec.Template.Spec, "/spec/template/spec"
 	case *batchv1.Job:
-		trimPodSpec(&o.Spec.Template.Spec)
+		return &o.Spec.Template.Spec, "/spec/template/spec"
 	case *batchv1.CronJob:
-		trimPodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
+		return &o.Spec.JobTemplate.Spec.Template.Spec, "/spec/jobTemplate/spec/template/spec"
 	}
+	return nil, ""
 }
 
 func trimPodSpec(s *corev1.PodSpec) {
@@ -53,8 +65,9 @@ func trimPodSpec(s *corev1.PodSpec) {
 		trimContainer((*corev1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon))
 	}
 	for i := range s.Volumes {
-		if s.Volumes[i].HostPath == nil {
-			s.Volumes[i].VolumeSource = corev1.VolumeSource{}
+		v := &s.Volumes[i].VolumeSource
+		if v.HostPath == nil && v.PersistentVolumeClaim == nil {
+			*v = corev1.VolumeSource{}
 		}
 	}
 }
@@ -63,7 +76,6 @@ func trimContainer(c *corev1.Container) {
 	c.Env, c.EnvFrom, c.Command, c.Args = nil, nil, nil, nil
 	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
 	c.Ports = nil
-	c.Resources = corev1.ResourceRequirements{} // quantities are heavy and no check reads them
 }
 
 // trimList trims every item of a list in place.
