@@ -59,4 +59,3 @@ func NodeRows(nodes []corev1.Node) []NodeRow {
 	}
 	return rows
 }
-
