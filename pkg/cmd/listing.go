@@ -11,14 +11,14 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// listing is what the listing subcommands (taints, nodes, history) share:
+// listOutput is what the listing subcommands (taints, nodes, history) share:
 // the -o flag, a load that must succeed for every read, and the JSON/YAML
 // document {key: rows}.
-type listing struct {
+type listOutput struct {
 	Output string
 }
 
-func (l *listing) addFlags(cmd *cobra.Command) {
+func (l *listOutput) addFlags(cmd *cobra.Command) {
 	if l.Output == "" {
 		l.Output = "table"
 	}
@@ -26,18 +26,18 @@ func (l *listing) addFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func (l *listing) validate() error {
+func (l *listOutput) validate() error {
 	if !slices.Contains(report.Formats, l.Output) {
 		return usageError("--output must be one of table, wide, json, yaml; got %q", l.Output)
 	}
 	return nil
 }
 
-func (l *listing) wide() bool { return l.Output == "wide" }
+func (l *listOutput) wide() bool { return l.Output == "wide" }
 
 // printDocument writes {key: rows} when -o is json or yaml and says whether
 // it did; the caller prints its table otherwise.
-func printDocument[T any](l *listing, w io.Writer, key string, rows []T) (bool, error) {
+func printDocument[T any](l *listOutput, w io.Writer, key string, rows []T) (bool, error) {
 	doc := map[string]any{key: nonNil(rows)}
 	switch l.Output {
 	case "json":
@@ -48,7 +48,7 @@ func printDocument[T any](l *listing, w io.Writer, key string, rows []T) (bool, 
 	return false, nil
 }
 
-// loadAll loads the reads for a listing, which cannot do without any of
+// loadAll loads the reads for a listOutput, which cannot do without any of
 // them: a forbidden read is an error here, not a skipped check.
 func (o *clusterOptions) loadAll(ctx context.Context, streams ioStreams, reads ...snapshot.Resource) (*snapshot.Snapshot, error) {
 	snap, _, _, err := o.load(ctx, streams, reads)
@@ -63,10 +63,10 @@ func (o *clusterOptions) loadAll(ctx context.Context, streams ioStreams, reads .
 	return snap, nil
 }
 
-// runListing is the RunE of a listing subcommand: resolve the cluster,
+// runListing is the RunE of a listOutput subcommand: resolve the cluster,
 // complete and validate the options, run with the scan timeout, then print
 // --stats.
-func runListing(cmd *cobra.Command, cluster *clusterOptions, l *listing, complete func() error, run func(context.Context) error) error {
+func runListing(cmd *cobra.Command, cluster *clusterOptions, l *listOutput, complete func() error, run func(context.Context) error) error {
 	if err := l.validate(); err != nil {
 		return err
 	}

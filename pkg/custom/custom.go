@@ -158,8 +158,9 @@ func newCheck(file string, c config.Custom, rule, msg cel.Program) *doctor.Check
 	}
 	body += fmt.Sprintf("A custom check declared in `%s` (line %d). Every %s object must satisfy the CEL rule\n\n"+
 		"```cel\n%s\n```\n\nand each object where it is false is reported with severity %s. The rule sees the object as "+
-		"kubectl-doctor's snapshot holds it: managedFields, the last-applied annotation, and container env, "+
-		"commands, probes, ports and resources are trimmed away.", file, c.Line, c.Resource, c.Rule, c.Severity)
+		"kubectl-doctor's snapshot holds it: managedFields, the last-applied annotation, container env, "+
+		"commands, probes, lifecycle hooks and ports, and volume sources other than hostPath and "+
+		"persistentVolumeClaim are trimmed away.", file, c.Line, c.Resource, c.Rule, c.Severity)
 	r := &runner{c: c, rule: rule, msg: msg}
 	return &doctor.Check{
 		Name:     c.Name,

@@ -93,3 +93,7 @@ func Thousands(n int) string {
 	}
 	return s
 }
+
+// KindName is the object as kubectl takes it on the command line:
+// "deployment/web" (no namespace).
+func (o ObjectRef) KindName() string { return strings.ToLower(o.Kind) + "/" + o.Name }

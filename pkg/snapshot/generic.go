@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -48,12 +47,12 @@ func Lookup(name string) (Resource, error) {
 }
 
 // Objects returns the listed objects of r, typed, in list order; nil when r
-// was not listed or was listed metadata-only. They are the snapshot's own
+// was not listed. They are the snapshot's own
 // (trimmed) objects: callers must not modify them.
 func (s *Snapshot) Objects(r Resource) []runtime.Object {
 	l := s.list(r)
 	switch l.(type) {
-	case nil, *metav1.PartialObjectMetadataList:
+	case nil:
 		return nil
 	case *podPointerList:
 		out := make([]runtime.Object, 0, len(s.pods))

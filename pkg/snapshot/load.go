@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -54,7 +53,7 @@ func IsSkippable(err error) bool {
 // Load reads each planned resource once, from the watch cache: as a streamed
 // watch-list (sendInitialEvents, trimmed object by object) where the server
 // supports it, else a resourceVersion=0 LIST without pagination (the cache
-// serves it from memory without touching etcd); protobuf, or metadata-only;
+// serves it from memory without touching etcd); protobuf;
 // at most opts.Parallelism at a time. Per-resource failures are recorded, not
 // returned; only a cancelled or expired ctx fails the load.
 func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOptions) (*Snapshot, error) {
@@ -71,10 +70,6 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 	protoCfg := rest.CopyConfig(cfg)
 	protoCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	meta, err := metadata.NewForConfig(protoCfg)
-	if err != nil {
-		return nil, fmt.Errorf("building metadata client: %w", err)
-	}
 
 	var mu sync.Mutex
 	sem := make(chan struct{}, opts.Parallelism)
@@ -94,7 +89,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 			defer func() {
 				if v := recover(); v != nil {
 					mu.Lock()
-					s.errs[r.key()] = &ListError{Resource: r, Reason: fmt.Sprintf("reading %s: internal error: %v", r, v)}
+					s.errs[r] = &ListError{Resource: r, Reason: fmt.Sprintf("reading %s: internal error: %v", r, v)}
 					mu.Unlock()
 				}
 			}()
@@ -109,27 +104,18 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 					err = s.SetMetrics(bytes.NewReader(body))
 				}
 				if err != nil {
-					s.errs[r.key()] = classify(r, opts.Namespace, err)
+					s.errs[r] = classify(r, opts.Namespace, err)
 				}
 				return
 			}
-			var list runtime.Object
-			var err error
-			if r.MetadataOnly {
-				list, err = listMetadata(ctx, meta, r, opts.Namespace)
-			} else {
-				list, err = listTyped(ctx, protoCfg, r, opts.Namespace)
-			}
+			list, err := listTyped(ctx, protoCfg, r, opts.Namespace)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				s.errs[r.key()] = classify(r, opts.Namespace, err)
+				s.errs[r] = classify(r, opts.Namespace, err)
 				return
 			}
-			if r.MetadataOnly {
-				trimList(list) // typed reads are trimmed object by object as they stream
-			}
-			if r.key() == Pods && !r.MetadataOnly {
+			if r == Pods {
 				if sp, ok := list.(*streamedPods); ok {
 					s.pods = sp.ptrs
 					list = &podPointerList{}
@@ -137,7 +123,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 					s.pods = podPointers(list)
 				}
 			}
-			s.lists[r.key()] = list
+			s.lists[r] = list
 		}()
 	}
 	wg.Wait()
@@ -160,7 +146,7 @@ func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) 
 
 // readWeight ranks reads by their usual size in a cluster.
 func readWeight(r Resource) int {
-	switch r.key() {
+	switch r {
 	case Pods:
 		return 3
 	case ReplicaSets, Events(r.FieldSelector), EndpointSlices, APIServerMetrics:
@@ -210,7 +196,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
 	}
-	trimList(list)
+	(*Trimmer)(nil).trimList(list) // TODO(merge): the loader's Trimmer
 	return list, nil
 }
 
@@ -331,14 +317,6 @@ func fallBackToList(err error) bool {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns string) (runtime.Object, error) {
-	ri := client.Resource(r.GVR())
-	if r.Namespaced && ns != "" {
-		return ri.Namespace(ns).List(ctx, listOptions(r))
-	}
-	return ri.List(ctx, listOptions(r))
-}
 
 func classify(r Resource, ns string, err error) error {
 	scope := "at cluster scope"
