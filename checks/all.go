@@ -18,6 +18,7 @@ func All() []*doctor.Check {
 		NodeHealth,
 		NodeDrift,
 		PendingTaints,
+		Unschedulable,
 		NodePodCapacity,
 		RolloutHistory,
 		SandboxFailures,
