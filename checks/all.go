@@ -19,6 +19,7 @@ func All() []*doctor.Check {
 		NodeDrift,
 		PendingTaints,
 		Unschedulable,
+		PVCPending,
 		NodePodCapacity,
 		RolloutHistory,
 		SandboxFailures,

@@ -104,7 +104,7 @@ func runUnschedulable(p *doctor.Pass) error {
 		if len(fit.UnboundClaims) > 0 || fit.OnlyFull() {
 			continue // pvc-pending, node-pod-capacity
 		}
-		cause := unschedCause(fit)
+		cause := fit.Cause()
 		o, hasOwner := own.Top(pod)
 		key := "bare|" + pod.Namespace + "|" + cause
 		if hasOwner {
@@ -131,41 +131,6 @@ func runUnschedulable(p *doctor.Pass) error {
 		reportUnschedulable(p, groups[k])
 	}
 	return nil
-}
-
-// unschedCause is what keeps the pod pending, most definitive first.
-func unschedCause(f *kube.Fit) string {
-	var causes []string
-	for _, c := range f.MissingClaims {
-		causes = append(causes, fmt.Sprintf("its persistentvolumeclaim %s does not exist", c))
-	}
-	for _, s := range f.NeverFits {
-		causes = append(causes, fmt.Sprintf("it requests %s, more than any node's allocatable (the largest has %s): it can never fit as the cluster is",
-			kube.FormatQuantity(s.Resource, s.Request), kube.FormatQuantity(s.Resource, s.Allocatable)))
-	}
-	matching := 0
-	for i := range f.Nodes {
-		if !f.Nodes[i].SelectorMismatch {
-			matching++
-		}
-	}
-	switch {
-	case len(f.Nodes) == 0:
-		causes = append(causes, "the cluster has no node")
-	case matching == 0:
-		c := "no node matches its node selector/affinity"
-		if len(f.AbsentLabels) > 0 {
-			c += ": " + strings.Join(f.AbsentLabels, "; ")
-		}
-		causes = append(causes, c)
-	case len(causes) == 0:
-		c := f.Summary()
-		if s := f.Soonest(); s != "" {
-			c += "; soonest fix: " + s
-		}
-		causes = append(causes, c)
-	}
-	return strings.Join(causes, "; ")
 }
 
 func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {

@@ -561,3 +561,40 @@ func plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// Cause says what keeps the pod pending, most definitive first: missing
+// claims, requests no node can hold, a selector no node matches; else the
+// per-node Summary and the Soonest fix.
+func (f *Fit) Cause() string {
+	var causes []string
+	for _, c := range f.MissingClaims {
+		causes = append(causes, fmt.Sprintf("its persistentvolumeclaim %s does not exist", c))
+	}
+	for _, s := range f.NeverFits {
+		causes = append(causes, fmt.Sprintf("it requests %s, more than any node's allocatable (the largest has %s): it can never fit as the cluster is",
+			FormatQuantity(s.Resource, s.Request), FormatQuantity(s.Resource, s.Allocatable)))
+	}
+	matching := 0
+	for i := range f.Nodes {
+		if !f.Nodes[i].SelectorMismatch {
+			matching++
+		}
+	}
+	switch {
+	case len(f.Nodes) == 0:
+		causes = append(causes, "the cluster has no node")
+	case matching == 0:
+		c := "no node matches its node selector/affinity"
+		if len(f.AbsentLabels) > 0 {
+			c += ": " + strings.Join(f.AbsentLabels, "; ")
+		}
+		causes = append(causes, c)
+	case len(causes) == 0:
+		c := f.Summary()
+		if s := f.Soonest(); s != "" {
+			c += "; soonest fix: " + s
+		}
+		causes = append(causes, c)
+	}
+	return strings.Join(causes, "; ")
+}
