@@ -20,6 +20,7 @@ func All() []*doctor.Check {
 		PendingTaints,
 		Unschedulable,
 		PVCPending,
+		JobFailed,
 		NodePodCapacity,
 		RolloutHistory,
 		SandboxFailures,
