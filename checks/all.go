@@ -23,5 +23,6 @@ func All() []*doctor.Check {
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,
+		ServiceEndpoints,
 	}
 }
