@@ -24,5 +24,6 @@ func All() []*doctor.Check {
 		RuntimeSocket,
 		APIServerMetrics,
 		ServiceEndpoints,
+		IngressBackends,
 	}
 }
