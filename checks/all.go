@@ -25,5 +25,6 @@ func All() []*doctor.Check {
 		APIServerMetrics,
 		ServiceEndpoints,
 		IngressBackends,
+		HPAScaling,
 	}
 }
