@@ -26,5 +26,6 @@ func All() []*doctor.Check {
 		ServiceEndpoints,
 		IngressBackends,
 		HPAScaling,
+		PDBBlocksDrain,
 	}
 }
