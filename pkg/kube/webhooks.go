@@ -42,6 +42,8 @@ type Webhook struct {
 	URL                  string
 	Service              *admissionregistrationv1.ServiceReference
 	InterceptsKubeSystem bool // intercepts pods or everything in kube-system
+	// NamespaceSelector and ObjectSelector are the webhook's own, nil when unset.
+	NamespaceSelector, ObjectSelector *metav1.LabelSelector
 	Resources            []string
 	Operations           []string
 }
@@ -94,7 +96,8 @@ func Webhooks(s *snapshot.Snapshot) []Webhook {
 
 func evaluate(svcs *Services, e WebhookEntry) Webhook {
 	policy, timeout, cc, rules, nsSel, objSel := e.FailurePolicy, e.TimeoutSeconds, e.ClientConfig, e.Rules, e.NamespaceSelector, e.ObjectSelector
-	w := Webhook{Config: e.Config, Index: e.Index, Name: e.Name, FailurePolicy: admissionregistrationv1.Fail, Timeout: 10, Service: cc.Service}
+	w := Webhook{Config: e.Config, Index: e.Index, Name: e.Name, FailurePolicy: admissionregistrationv1.Fail, Timeout: 10, Service: cc.Service,
+		NamespaceSelector: nsSel, ObjectSelector: objSel}
 	if policy != nil {
 		w.FailurePolicy = *policy
 	}
