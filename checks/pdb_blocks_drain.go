@@ -81,12 +81,12 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 				Remediation: []doctor.Remediation{{Text: "delete it if its workload is gone", Command: fmt.Sprintf("kubectl delete pdb %s -n %s", pdb.Name, pdb.Namespace)}}})
 			continue
 		}
-		owners := strings.Join(kube.OwnerNames(p.Snapshot, pods), ", ")
+		owners := strings.Join(kube.OwnerNames(p.Snapshot, pods), "; ")
 		expected := int(st.ExpectedPods)
 		if expected == 0 {
 			expected = len(pods)
 		}
-		head := fmt.Sprintf("pdb %s allows no disruption: draining the nodes of %s (%s) waits forever, because ", pdb.Name, owners, doctor.Plural(len(pods), "pod", "pods"))
+		head := fmt.Sprintf("pdb %s allows no disruption: draining the nodes of its %s (%s) waits forever, because ", pdb.Name, doctor.Plural(len(pods), "pod", "pods"), owners)
 		var why string
 		var rem []doctor.Remediation
 		patch := func(text, body string) {

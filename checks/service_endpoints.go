@@ -87,8 +87,8 @@ func runServiceEndpoints(p *doctor.Pass) error {
 		switch {
 		case len(live) == 0 && len(done) > 0:
 			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref,
-				Message: fmt.Sprintf("service %s selects %s, which matches only finished pods (%s of %s): it has no endpoint to route to",
-					svc.Name, selStr, doctor.Plural(len(done), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, done), ", ")),
+				Message: fmt.Sprintf("service %s selects %s, which matches only finished pods (%s: %s): it has no endpoint to route to",
+					svc.Name, selStr, doctor.Plural(len(done), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, done), "; ")),
 				Remediation: []doctor.Remediation{{Text: "if nothing should reach the batch pods, delete the Service",
 					Command: fmt.Sprintf("kubectl delete service %s -n %s", svc.Name, svc.Namespace)}}})
 		case len(live) == 0:
@@ -107,8 +107,8 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 	if len(misses) > 0 {
 		var parts []string
 		for _, m := range misses {
-			parts = append(parts, fmt.Sprintf("%s of %s have %s", doctor.Plural(len(m.Pods), "pod", "pods"),
-				strings.Join(kube.OwnerNames(p.Snapshot, m.Pods), ", "), m.Describe()))
+			parts = append(parts, fmt.Sprintf("%s (%s) have %s", doctor.Plural(len(m.Pods), "pod", "pods"),
+				strings.Join(kube.OwnerNames(p.Snapshot, m.Pods), "; "), m.Describe()))
 		}
 		msg += "; nearly matching: " + strings.Join(parts, "; ")
 		best := misses[0]
@@ -157,8 +157,8 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 	}
 	sort.Strings(ph)
 	owners := kube.OwnerNames(p.Snapshot, live)
-	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s of %s match %s, none is ready (%s)",
-		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), strings.Join(owners, ", "), selStr, strings.Join(ph, ", "))
+	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s match %s (%s), none is ready (%s)",
+		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
 	names := make([]string, 0, len(live))
 	for _, pod := range live {
 		names = append(names, pod.Name)

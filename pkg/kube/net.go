@@ -128,25 +128,34 @@ func SelectorString(sel map[string]string) string {
 
 // OwnerNames names the pods' top owners, sorted: "deployment/web"; with
 // more than one owner each carries its pod count ("deployment/web (3 pods)");
-// bare pods are listed as "bare pod NAME".
+// pods without a controller are listed last as "bare pods a, b".
 func OwnerNames(s *snapshot.Snapshot, pods []*corev1.Pod) []string {
 	o := OwnersOf(s)
 	count := map[string]int{}
+	var bare []string
 	for _, p := range pods {
-		name := "bare pod " + p.Name
 		if w, ok := o.Top(p); ok {
-			name = w.KindName()
+			count[w.KindName()]++
+		} else {
+			bare = append(bare, p.Name)
 		}
-		count[name]++
 	}
-	out := make([]string, 0, len(count))
+	out := make([]string, 0, len(count)+1)
 	for n, c := range count {
-		if c > 1 && len(count) > 1 {
+		if c > 1 && len(count)+min(len(bare), 1) > 1 {
 			n = fmt.Sprintf("%s (%d pods)", n, c)
 		}
 		out = append(out, n)
 	}
 	sort.Strings(out)
+	if len(bare) > 0 {
+		sort.Strings(bare)
+		what := "bare pod "
+		if len(bare) > 1 {
+			what = "bare pods "
+		}
+		out = append(out, what+strings.Join(bare, ", "))
+	}
 	return out
 }
 
