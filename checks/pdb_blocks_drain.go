@@ -77,7 +77,7 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 		selStr := metav1.FormatLabelSelector(pdb.Spec.Selector)
 		if len(pods) == 0 {
 			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref,
-				Message: fmt.Sprintf("pdb %s selects no pod (%s): it protects nothing; a leftover of a removed or relabelled workload?", pdb.Name, selStr),
+				Message:     fmt.Sprintf("pdb %s selects no pod (%s): it protects nothing; a leftover of a removed or relabelled workload?", pdb.Name, selStr),
 				Remediation: []doctor.Remediation{{Text: "delete it if its workload is gone", Command: fmt.Sprintf("kubectl delete pdb %s -n %s", pdb.Name, pdb.Namespace)}}})
 			continue
 		}

@@ -44,8 +44,8 @@ type Webhook struct {
 	InterceptsKubeSystem bool // intercepts pods or everything in kube-system
 	// NamespaceSelector and ObjectSelector are the webhook's own, nil when unset.
 	NamespaceSelector, ObjectSelector *metav1.LabelSelector
-	Resources            []string
-	Operations           []string
+	Resources                         []string
+	Operations                        []string
 }
 
 // WebhookEntry is one webhook of a mutating or validating configuration,
