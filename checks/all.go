@@ -26,5 +26,9 @@ func All() []*doctor.Check {
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,
+		ServiceEndpoints,
+		IngressBackends,
+		HPAScaling,
+		PDBBlocksDrain,
 	}
 }
