@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -28,7 +29,7 @@ func fixtureSnapshot(t *testing.T, check string) *snapshot.Snapshot {
 // ReplicaSets by revision annotation, ControllerRevisions by number.
 func TestHistories(t *testing.T) {
 	var got []string
-	for _, h := range checks.Histories(fixtureSnapshot(t, "rollout-history")) {
+	for _, h := range kube.Histories(fixtureSnapshot(t, "rollout-history")) {
 		for _, r := range h.Revisions {
 			got = append(got, fmt.Sprintf("%s/%s %d %q %s", h.Namespace, h.Ref(), r.Revision, r.ChangeCause, strings.Join(r.Images, ",")))
 		}
@@ -52,7 +53,7 @@ func TestHistories(t *testing.T) {
 
 func TestTaintRows(t *testing.T) {
 	var got []string
-	for _, r := range checks.TaintRows(fixtureSnapshot(t, "node-taints").Nodes()) {
+	for _, r := range listing.TaintRows(fixtureSnapshot(t, "node-taints").Nodes()) {
 		since := "-"
 		if r.Since != nil {
 			since = r.Since.UTC().Format("15:04")

@@ -14,6 +14,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -26,7 +27,7 @@ var failedCreateEvents = snapshot.Events("reason=FailedCreate")
 var JobBacklog = &doctor.Check{
 	Name:     "job-backlog",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.CronJobs, snapshot.Jobs, failedCreateEvents}, webhookReads...),
+	Reads:    append([]snapshot.Resource{snapshot.CronJobs, snapshot.Jobs, failedCreateEvents}, kube.WebhookReads...),
 	Run:      runJobBacklog,
 	Doc: `CronJob and Job backlogs: Jobs that never get pods or never finish
 
@@ -37,7 +38,7 @@ rejects them — Jobs pile up without pods, each one waiting forever: without
 ` + "`activeDeadlineSeconds`" + ` a Job never fails, so ` + "`successfulJobsHistoryLimit`" + ` and
 ` + "`failedJobsHistoryLimit`" + ` never prune it (the limits only "seem ignored"), and
 with ` + "`concurrencyPolicy: Forbid`" + ` one stuck Job stops every future run. In "The
-Snowball effect" (seed 002) an every-minute CronJob behind a slow webhook piled
+Snowball effect" an every-minute CronJob behind a slow webhook piled
 up 3,000 Jobs and 900 pods.
 
 ## How it is detected
@@ -57,6 +58,7 @@ CronJobs with ` + "`startingDeadlineSeconds`" + `; delete the stuck Jobs; consid
 ` + "`concurrencyPolicy: Forbid`" + ` for CronJobs whose runs must not overlap.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#cron-job-limitations
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#timeouts`,
@@ -71,15 +73,6 @@ type jobState struct {
 	finished bool
 	podless  bool
 	event    *corev1.Event // the newest FailedCreate event, if any
-}
-
-func jobFinished(j *batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
 }
 
 // scheduleInterval is the time between two runs of a cron schedule.
@@ -101,12 +94,12 @@ func runJobBacklog(p *doctor.Pass) error {
 			continue
 		}
 		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-		if old := events[key]; old == nil || eventTime(e).After(eventTime(old)) {
+		if old := events[key]; old == nil || kube.EventLast(e).After(kube.EventLast(old)) {
 			events[key] = e
 		}
 	}
-	hooks := map[string]Webhook{}
-	for _, w := range Webhooks(p.Snapshot) {
+	hooks := map[string]kube.Webhook{}
+	for _, w := range kube.Webhooks(p.Snapshot) {
 		hooks[w.Name] = w
 	}
 
@@ -118,7 +111,7 @@ func runJobBacklog(p *doctor.Pass) error {
 		if j.Spec.Suspend != nil && *j.Spec.Suspend {
 			continue
 		}
-		st := jobState{job: j, finished: jobFinished(j), event: events[j.Namespace+"/"+j.Name]}
+		st := jobState{job: j, finished: kube.JobFinished(j), event: events[j.Namespace+"/"+j.Name]}
 		st.podless = !st.finished && j.Status.Active+j.Status.Succeeded+j.Status.Failed == 0
 		if owner := metav1.GetControllerOf(j); owner != nil && owner.Kind == "CronJob" {
 			byCronJob[j.Namespace+"/"+owner.Name] = append(byCronJob[j.Namespace+"/"+owner.Name], st)
@@ -135,21 +128,12 @@ func runJobBacklog(p *doctor.Pass) error {
 	return nil
 }
 
-func eventTime(e *corev1.Event) time.Time {
-	for _, t := range []time.Time{e.LastTimestamp.Time, e.EventTime.Time, e.FirstTimestamp.Time, e.CreationTimestamp.Time} {
-		if !t.IsZero() {
-			return t
-		}
-	}
-	return time.Time{}
-}
-
 // blockingCause explains, from FailedCreate events, why Jobs have no pods:
 // "admission webhook X fails (failurePolicy Fail, timeout 30s): ...".
-func blockingCause(states []jobState, hooks map[string]Webhook) (string, []doctor.Remediation) {
+func blockingCause(states []jobState, hooks map[string]kube.Webhook) (string, []doctor.Remediation) {
 	var newest *corev1.Event
 	for _, st := range states {
-		if st.podless && st.event != nil && (newest == nil || eventTime(st.event).After(eventTime(newest))) {
+		if st.podless && st.event != nil && (newest == nil || kube.EventLast(st.event).After(kube.EventLast(newest))) {
 			newest = st.event
 		}
 	}
@@ -172,7 +156,7 @@ func blockingCause(states []jobState, hooks map[string]Webhook) (string, []docto
 	_, detail, _ := strings.Cut(newest.Message, m[0])
 	cause += "): " + strings.TrimLeft(detail, ": ")
 	rem := []doctor.Remediation{{Text: fmt.Sprintf("fix or scope webhook %s (see the admission-webhooks finding)", w.Name),
-		Command: fmt.Sprintf("kubectl get %s %s -o yaml", w.kubectlKind(), w.Config.Name)}}
+		Command: fmt.Sprintf("kubectl get %s %s -o yaml", w.KubectlKind(), w.Config.Name)}}
 	if s := w.Service; s != nil && w.Broken != "" {
 		rem = append(rem, doctor.Remediation{Text: "check the webhook's backend",
 			Command: fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s", s.Namespace, s.Name)})
@@ -180,7 +164,7 @@ func blockingCause(states []jobState, hooks map[string]Webhook) (string, []docto
 	return cause, rem
 }
 
-func reportCronJobBacklog(p *doctor.Pass, cj *batchv1.CronJob, states []jobState, hooks map[string]Webhook) {
+func reportCronJobBacklog(p *doctor.Pass, cj *batchv1.CronJob, states []jobState, hooks map[string]kube.Webhook) {
 	var unfinished, podless, withEvents []jobState
 	var oldest time.Time
 	for _, st := range states {
@@ -276,7 +260,7 @@ func commonPrefix(names []string) string {
 	return p
 }
 
-func reportBareJobs(p *doctor.Pass, states []jobState, hooks map[string]Webhook) {
+func reportBareJobs(p *doctor.Pass, states []jobState, hooks map[string]kube.Webhook) {
 	byNS := map[string][]jobState{}
 	for _, st := range states {
 		byNS[st.job.Namespace] = append(byNS[st.job.Namespace], st)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -26,7 +27,7 @@ var NodeHealth = &doctor.Check{
 A node whose kubelet is not Ready gets no new pods, and the pods on it are
 evicted once their ` + "`not-ready`/`unreachable`" + ` toleration runs out (300 s by
 default). The kubelet says why in its Ready condition, but its words can
-mislead: in "How the OOM-Killer Deleted My Namespace" (seed 003) kubelets on
+mislead: in "How the OOM-Killer Deleted My Namespace" (KubeCon NA 2020) kubelets on
 a new node image reported "container runtime is down" while
 ` + "`systemctl status containerd`" + ` said it was running — the runtime's CRI
 Status call was stuck behind a CNI plugin whose network-namespace teardown
@@ -58,6 +59,7 @@ machine is gone for good. For pressure, find and limit the pods using the
 resource, or give the node more of it.
 
 ## References
+- https://www.youtube.com/watch?v=MrNhdmyXXKg
 - https://kubernetes.io/docs/reference/node/node-status/#condition
 - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-based-evictions
 - https://kubernetes.io/docs/tasks/debug/debug-cluster/crictl/
@@ -85,7 +87,7 @@ func cordonDrain(names string) []doctor.Remediation {
 }
 
 func withDescribe(names string, rest ...doctor.Remediation) []doctor.Remediation {
-	return append([]doctor.Remediation{{Text: "read the node's conditions and recent events", Command: "kubectl describe node " + names}}, rest...)
+	return append([]doctor.Remediation{kube.DescribeNodes(names)}, rest...)
 }
 
 var healthCauses = map[string]healthCause{
@@ -131,42 +133,21 @@ var healthCauses = map[string]healthCause{
 				doctor.Remediation{Text: "on the node, read the kubelet's log", Command: "systemctl status kubelet; journalctl -u kubelet --since -1h"},
 			), cordonDrain(n)...)
 		}},
-	"unreachable": {state: "unreachable", sev: doctor.Critical,
-		meaning: "the machine is down, cut off from the API server, or its kubelet is stopped",
-		effect:  "no new pods are scheduled there, and pods without a longer unreachable toleration are evicted after the default 300s",
-		fix: func(n, _ string) []doctor.Remediation {
-			return withDescribe(n,
-				doctor.Remediation{Text: "from the node or its serial console, check the kubelet", Command: "systemctl status kubelet; journalctl -u kubelet --since -1h"},
-				doctor.Remediation{Text: "keep new pods off it", Command: "kubectl cordon " + n},
-				doctor.Remediation{Text: "if the machine is gone for good, delete the Node so its pods are recreated elsewhere at once (a drain would wait for a kubelet that never answers)", Command: "kubectl delete node " + n},
-			)
-		}},
-	string(corev1.NodeMemoryPressure): {state: "under MemoryPressure", sev: doctor.Warning,
-		effect: "the kubelet evicts pods to reclaim memory, BestEffort and those over their requests first, and admits no new BestEffort pods",
-		fix: func(n, first string) []doctor.Remediation {
-			return withDescribe(n,
-				doctor.Remediation{Text: "find the pods on the node and give the biggest consumers memory limits", Command: "kubectl get pods -A -o wide --field-selector spec.nodeName=" + first},
-				doctor.Remediation{Text: "on the node, see what uses the memory", Command: "crictl stats; free -m"})
-		}},
-	string(corev1.NodeDiskPressure): {state: "under DiskPressure", sev: doctor.Warning,
-		effect: "the kubelet garbage-collects images and evicts pods to free its filesystems, and admits no new pods",
-		fix: func(n, _ string) []doctor.Remediation {
-			return withDescribe(n,
-				doctor.Remediation{Text: "on the node, find what fills the disk and prune unused images", Command: "df -h /var/lib/kubelet /var/lib/containerd; du -sh /var/log/pods; crictl rmi --prune"})
-		}},
-	string(corev1.NodePIDPressure): {state: "under PIDPressure", sev: doctor.Warning,
-		effect: "the kubelet evicts pods to free process IDs and admits no new pods",
-		fix: func(n, first string) []doctor.Remediation {
-			return withDescribe(n,
-				doctor.Remediation{Text: "find the pods on the node; cap processes per pod with the kubelet's podPidsLimit", Command: "kubectl get pods -A -o wide --field-selector spec.nodeName=" + first},
-				doctor.Remediation{Text: "on the node, find the processes", Command: "ps -eLf --no-headers | wc -l; ps -e -o pid,nlwp,cmd --sort=-nlwp | head"})
-		}},
-	string(corev1.NodeNetworkUnavailable): {state: "NetworkUnavailable", sev: doctor.Warning,
-		effect: "the node's pod network (routes or CNI) is not configured, so pods there have no network; no new pods are scheduled there",
-		fix: func(n, first string) []doctor.Remediation {
-			return withDescribe(n,
-				doctor.Remediation{Text: "check the CNI agent pod on the node (or the cloud route controller)", Command: "kubectl get pods -n kube-system -o wide --field-selector spec.nodeName=" + first})
-		}},
+}
+
+// cause returns the health cause: NotReady causes from the table above,
+// unreachable and the pressure conditions from kube's node problems.
+func cause(key string) healthCause {
+	if hc, ok := healthCauses[key]; ok {
+		return hc
+	}
+	if key == "unreachable" {
+		np, _ := kube.ProblemTaint(corev1.TaintNodeUnreachable)
+		return healthCause{state: np.State, sev: doctor.Critical, effect: np.Effect, fix: np.Fix,
+			meaning: "the machine is down, cut off from the API server, or its kubelet is stopped"}
+	}
+	np, _ := kube.ProblemCondition(corev1.NodeConditionType(key))
+	return healthCause{state: np.State, sev: doctor.Warning, effect: np.Effect, fix: np.Fix}
 }
 
 // classifyReady names the cause of a Ready condition that is not True, from
@@ -190,8 +171,6 @@ func classifyReady(c corev1.NodeCondition) string {
 	}
 	return "other"
 }
-
-var pressureConditions = []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable}
 
 type healthGroup struct {
 	cause  string
@@ -245,7 +224,7 @@ func runNodeHealth(p *doctor.Pass) error {
 					words = strings.TrimSpace(strings.Trim(fmt.Sprintf("Ready is %s: %s", c.Status, c.Reason), ": "))
 				}
 				group(key, cause).add(n.Name, c, words)
-			case c.Status == corev1.ConditionTrue && isPressure(c.Type):
+			case c.Status == corev1.ConditionTrue && isProblemCondition(c.Type):
 				words := strings.TrimSpace(strings.Trim(c.Reason+": "+c.Message, ": "))
 				group(string(c.Type), string(c.Type)).add(n.Name, c, words)
 			}
@@ -253,11 +232,11 @@ func runNodeHealth(p *doctor.Pass) error {
 	}
 	for _, key := range order {
 		g := groups[key]
-		hc := healthCauses[g.cause]
+		hc := cause(g.cause)
 		names := strings.Join(doctor.Examples(g.nodes), " ")
 		p.Report(doctor.Finding{
 			Severity:    hc.sev,
-			Object:      nodeRef(g.nodes[0]),
+			Object:      kube.NodeRef(g.nodes[0]),
 			Message:     healthMessage(p.Now, g, hc, kernels),
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
@@ -267,13 +246,9 @@ func runNodeHealth(p *doctor.Pass) error {
 	return nil
 }
 
-func isPressure(t corev1.NodeConditionType) bool {
-	for _, p := range pressureConditions {
-		if t == p {
-			return true
-		}
-	}
-	return false
+func isProblemCondition(t corev1.NodeConditionType) bool {
+	_, ok := kube.ProblemCondition(t)
+	return ok
 }
 
 func healthMessage(now time.Time, g *healthGroup, hc healthCause, kernels map[string]string) string {

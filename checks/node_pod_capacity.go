@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -28,7 +29,7 @@ and memory it has left: the scheduler says ` + "`Too many pods`" + ` and the pod
 Pending, or crowd onto the other nodes. The limit must match what the CNI can
 address: on EKS the VPC CNI gives each pod an IP from the instance's ENIs, so
 a small EC2 type addresses only 14 or 28 pods (in amazon-vpc-cni-k8s #714,
-seed 001, nodes "stalled at 14 pods, the other at 28"). A max-pods set above
+nodes "stalled at 14 pods, the other at 28"). A max-pods set above
 that is worse than a full node: the scheduler keeps placing pods there and
 they fail sandbox creation (` + "`failed to assign an IP address`" + `) and restart
 instead of waiting for a node with room.
@@ -101,15 +102,16 @@ func runNodePodCapacity(p *doctor.Pass) error {
 	full := func(name string) bool { l := loads[name]; return l != nil && l.used >= l.max }
 	for i := range pods {
 		pod := pods[i]
-		_, cond, ok := unschedulableSince(pod)
+		_, cond, ok := kube.UnschedulableSince(pod)
 		if !ok {
 			continue
 		}
 		tooMany := strings.Contains(cond.Message, "Too many pods")
 		var usable []string
-		for _, n := range allowedNodes(pod, nodes) {
-			if len(blockingTaints(pod, n)) == 0 {
-				usable = append(usable, n.Name)
+		place := kube.NewPlacement(&pod.Spec, false)
+		for i := range nodes {
+			if place.Allows(&nodes[i]) {
+				usable = append(usable, nodes[i].Name)
 			}
 		}
 		onlyFull := len(usable) > 0
@@ -139,7 +141,7 @@ func runNodePodCapacity(p *doctor.Pass) error {
 		}
 		g := &capacityGroup{sev: sev, full: isFull}
 		key := fmt.Sprintf("%d|%t|node|%s", sev, isFull, l.node.Name)
-		if pl, v, ok := providerPool(l.node); ok {
+		if pl, v, ok := kube.ProviderPool(l.node); ok {
 			g.poolKey, g.poolValue = pl, v
 			key = fmt.Sprintf("%d|%t|%s=%s", sev, isFull, pl, v)
 		}
@@ -218,5 +220,5 @@ func reportPodCapacity(p *doctor.Pass, g *capacityGroup) {
 		doctor.Remediation{Text: "raise max-pods (kubelet --max-pods / maxPods, or the node pool's max-pods setting) only as far as the CNI can address pods: beyond that, pods fail sandbox creation instead of waiting"},
 		doctor.Remediation{Text: "or add nodes so that pods spread out; see what runs on the node", Command: "kubectl get pods -A -o wide --field-selector spec.nodeName=" + names[0]},
 	)
-	p.Report(doctor.Finding{Severity: g.sev, Object: nodeRef(names[0]), Message: msg, Count: len(g.nodes), Examples: doctor.Examples(names), Remediation: rem})
+	p.Report(doctor.Finding{Severity: g.sev, Object: kube.NodeRef(names[0]), Message: msg, Count: len(g.nodes), Examples: doctor.Examples(names), Remediation: rem})
 }

@@ -10,11 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -24,7 +22,7 @@ import (
 var PendingTaints = &doctor.Check{
 	Name:     "pending-taints",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, ownerReads...),
+	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, kube.WorkloadReads...),
 	Run:      runPendingTaints,
 	Doc: `Pods pending because every node they may use has a taint they do not tolerate
 
@@ -34,7 +32,7 @@ stays Pending forever, and nothing else complains: the Deployment is simply
 short of replicas. The scheduler's message only says
 ` + "`0/5 nodes are available: 3 node(s) had untolerated taint(s)`" + ` — recent releases no
 longer name the taint — so the operator has to compare every node's taints
-with the pod's tolerations by hand, as "The Snowball effect" (seed 002) does
+with the pod's tolerations by hand, as "The Snowball effect" does
 with jsonpath loops over ` + "`.spec.taints`" + `. Two different mistakes look the same
 from the pod: a dedicated pool (` + "`dedicated=gpu:NoSchedule`" + `, the control plane)
 that the workload was meant for but whose toleration is missing, and nodes
@@ -54,8 +52,9 @@ checked against the pod's tolerations with the scheduler's own matching
 (` + "`TolerationsTolerateTaint`" + `; a cordon counts as the
 ` + "`node.kubernetes.io/unschedulable:NoSchedule`" + ` taint). A pod is reported only when
 every such node has at least one taint it does not tolerate; pods that match
-no node at all, or wait for CPU, memory or room on an untainted node, are
-left to other checks. Pods are grouped by top owner (pod → ReplicaSet →
+no node at all, or that some untainted node refuses for another reason (CPU,
+memory or room), are left to the unschedulable check, which explains every
+node's refusal. Pods are grouped by top owner (pod → ReplicaSet →
 Deployment, Job → CronJob, StatefulSet, DaemonSet); bare pods by namespace
 and the set of blocking taints. The finding lists each blocking taint with
 the nodes that carry it.
@@ -72,6 +71,7 @@ template cannot be changed: recreate the Job. Bare pods accept new tolerations
 in place, but fix the manifest that creates them too.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
 - https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodeselector
 - https://kubernetes.io/docs/reference/labels-annotations-taints/
@@ -80,90 +80,11 @@ in place, but fix the manifest that creates them too.
 
 // pendingTaintsAfter is how long a pod must have been unschedulable before
 // it is reported: the scheduler retries, and a new node may be on its way.
-const pendingTaintsAfter = 5 * time.Minute
-
-// unschedulableSince returns when the pod started waiting for a node: the
-// earliest evidence of Pending (creation, or an older lastTransitionTime of
-// its PodScheduled=False/Unschedulable condition), and false unless the
-// scheduler has found no node for it.
-func unschedulableSince(pod *corev1.Pod) (time.Time, *corev1.PodCondition, bool) {
-	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil ||
-		(pod.Status.Phase != corev1.PodPending && pod.Status.Phase != "") {
-		return time.Time{}, nil, false
-	}
-	for i := range pod.Status.Conditions {
-		c := &pod.Status.Conditions[i]
-		if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
-			continue
-		}
-		start := pod.CreationTimestamp.Time
-		if t := c.LastTransitionTime.Time; !t.IsZero() && (start.IsZero() || t.Before(start)) {
-			start = t
-		}
-		return start, c, true
-	}
-	return time.Time{}, nil, false
-}
-
-// effectiveTaints is the node's taints plus the cordon, which the scheduler
-// treats as the node.kubernetes.io/unschedulable:NoSchedule taint.
-func effectiveTaints(node *corev1.Node) []corev1.Taint {
-	taints := node.Spec.Taints
-	if node.Spec.Unschedulable && !slices.ContainsFunc(taints, func(t corev1.Taint) bool { return t.Key == unschedulableTaint }) {
-		taints = append(slices.Clone(taints), corev1.Taint{Key: unschedulableTaint, Effect: corev1.TaintEffectNoSchedule})
-	}
-	return taints
-}
-
-// blockingTaints are the node's taints that keep the pod off it: NoSchedule
-// and NoExecute taints (PreferNoSchedule only lowers the score) that none of
-// the pod's tolerations tolerates, matched as the scheduler matches them.
-func blockingTaints(pod *corev1.Pod, node *corev1.Node) []corev1.Taint {
-	var out []corev1.Taint
-	for _, t := range effectiveTaints(node) {
-		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		// A pod carries Lt/Gt tolerations only where the API server allows them.
-		if !corev1helpers.TolerationsTolerateTaint(klog.Logger{}, pod.Spec.Tolerations, &t, true) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// allowedNodes are the nodes the pod's nodeSelector and required node
-// affinity match.
-func allowedNodes(pod *corev1.Pod, nodes []corev1.Node) []*corev1.Node {
-	aff := nodeaffinity.GetRequiredNodeAffinity(pod)
-	var out []*corev1.Node
-	for i := range nodes {
-		if ok, err := aff.Match(&nodes[i]); ok && err == nil {
-			out = append(out, &nodes[i])
-		}
-	}
-	return out
-}
-
-// taintString is kubectl's KEY=VALUE:EFFECT (KEY:EFFECT without a value).
-func taintString(t corev1.Taint) string {
-	if t.Value == "" {
-		return t.Key + ":" + string(t.Effect)
-	}
-	return t.Key + "=" + t.Value + ":" + string(t.Effect)
-}
-
-// tolerationFor is the toleration that tolerates exactly t.
-func tolerationFor(t corev1.Taint) corev1.Toleration {
-	if t.Value == "" {
-		return corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpExists, Effect: t.Effect}
-	}
-	return corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect}
-}
+const pendingTaintsAfter = kube.UnschedulableGrace
 
 func isProblemTaint(key string) bool {
-	c := TaintClass(key)
-	return c == "problem" || c == "cordon"
+	c := kube.TaintClass(key)
+	return c == kube.TaintProblem || c == kube.TaintCordon
 }
 
 type blockingTaint struct {
@@ -172,7 +93,7 @@ type blockingTaint struct {
 }
 
 type pendingGroup struct {
-	owner      owner
+	owner      *kube.Workload
 	hasOwner   bool
 	ns         string
 	pods       []*corev1.Pod
@@ -183,39 +104,33 @@ type pendingGroup struct {
 
 func runPendingTaints(p *doctor.Pass) error {
 	nodes := p.Snapshot.Nodes()
-	own := newOwners(p.Snapshot)
+	own := kube.OwnersOf(p.Snapshot)
 	groups := map[string]*pendingGroup{}
 	pods := p.Snapshot.Pods()
 	for i := range pods {
 		pod := pods[i]
-		start, _, ok := unschedulableSince(pod)
+		start, _, ok := kube.UnschedulableSince(pod)
 		if !ok || p.Now.Sub(start) < pendingTaintsAfter {
 			continue
 		}
-		allowed := allowedNodes(pod, nodes)
-		if len(allowed) == 0 {
-			continue // no node matches at all: not a taint problem
-		}
-		blocking := map[string][]corev1.Taint{}
-		for _, n := range allowed {
-			ts := blockingTaints(pod, n)
-			if len(ts) == 0 {
-				blocking = nil // an untainted node it may use: it waits for something else
-				break
-			}
-			blocking[n.Name] = ts
-		}
-		if blocking == nil {
+		place := kube.NewPlacement(&pod.Spec, false)
+		// Pods with an untainted node to use, or none at all, are the
+		// unschedulable check's.
+		blocking, ok := kube.TaintBlocked(place, nodes)
+		if !ok {
 			continue
 		}
 		ids := map[string]bool{}
 		for _, ts := range blocking {
 			for _, t := range ts {
-				ids[taintString(t)] = true
+				ids[t.ToString()] = true
 			}
 		}
-		o, hasOwner := own.top(pod)
-		key := "owner|" + o.ref.Kind + "|" + pod.Namespace + "/" + o.ref.Name
+		o, hasOwner := own.Top(pod)
+		key := ""
+		if hasOwner {
+			key = "owner|" + o.Ref.Kind + "|" + pod.Namespace + "/" + o.Ref.Name
+		}
 		if !hasOwner {
 			set := make([]string, 0, len(ids))
 			for id := range ids {
@@ -233,13 +148,10 @@ func runPendingTaints(p *doctor.Pass) error {
 		if start.Before(g.start) {
 			g.start = start
 		}
-		if len(pod.Spec.NodeSelector) > 0 || (pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil &&
-			pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil) {
-			g.restricted = true
-		}
+		g.restricted = g.restricted || place.Restricted
 		for node, ts := range blocking {
 			for _, t := range ts {
-				id := taintString(t)
+				id := t.ToString()
 				bt := g.taints[id]
 				if bt == nil {
 					bt = &blockingTaint{taint: t, nodes: map[string]bool{}}
@@ -270,7 +182,7 @@ func (g *pendingGroup) sortedTaints() []*blockingTaint {
 		if len(out[i].nodes) != len(out[j].nodes) {
 			return len(out[i].nodes) > len(out[j].nodes)
 		}
-		return taintString(out[i].taint) < taintString(out[j].taint)
+		return out[i].taint.ToString() < out[j].taint.ToString()
 	})
 	return out
 }
@@ -299,7 +211,7 @@ func reportPendingTaints(p *doctor.Pass, g *pendingGroup, nodes []corev1.Node) {
 		if len(ns) > doctor.MaxExamples {
 			list += ", ..."
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s: %s)", taintString(bt.taint), doctor.Plural(len(ns), "node", "nodes"), list))
+		parts = append(parts, fmt.Sprintf("%s (%s: %s)", bt.taint.ToString(), doctor.Plural(len(ns), "node", "nodes"), list))
 		if isProblemTaint(bt.taint.Key) {
 			problem = append(problem, bt)
 		} else {
@@ -307,9 +219,10 @@ func reportPendingTaints(p *doctor.Pass, g *pendingGroup, nodes []corev1.Node) {
 		}
 	}
 	age := duration.HumanDuration(p.Now.Sub(g.start))
-	who, subject := fmt.Sprintf("%s of %s", doctor.Plural(len(g.pods), "pod", "pods"), g.owner.kubectlID), "it does"
+	who, subject := "", "it does"
 	switch {
 	case g.hasOwner:
+		who = fmt.Sprintf("%s of %s", doctor.Plural(len(g.pods), "pod", "pods"), g.owner.KindName())
 	case len(g.pods) == 1:
 		who = fmt.Sprintf("pod %s in namespace %s", names[0], g.ns)
 	default:
@@ -332,7 +245,7 @@ func reportPendingTaints(p *doctor.Pass, g *pendingGroup, nodes []corev1.Node) {
 		for _, bt := range problem {
 			for n := range bt.nodes {
 				set[n] = true
-				if bt.taint.Key == unschedulableTaint {
+				if bt.taint.Key == corev1.TaintNodeUnschedulable {
 					cordoned[n] = true
 				}
 			}
@@ -344,8 +257,10 @@ func reportPendingTaints(p *doctor.Pass, g *pendingGroup, nodes []corev1.Node) {
 				Command: "kubectl uncordon " + strings.Join(nodeList(cordoned), " ")})
 		}
 	}
-	ref := g.owner.ref
-	if !g.hasOwner {
+	var ref doctor.ObjectRef
+	if g.hasOwner {
+		ref = g.owner.Ref
+	} else {
 		ref = doctor.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: g.ns, Name: names[0]}
 	}
 	p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(g.pods), Examples: doctor.Examples(names), Remediation: rem})
@@ -361,7 +276,7 @@ func tolerationRemediation(s *snapshot.Snapshot, g *pendingGroup, intended []*bl
 	if !g.restricted {
 		pick := intended[0]
 		for _, bt := range intended {
-			if TaintClass(bt.taint.Key) != "control-plane" {
+			if kube.TaintClass(bt.taint.Key) != kube.TaintControlPlane {
 				pick = bt
 				break
 			}
@@ -371,8 +286,8 @@ func tolerationRemediation(s *snapshot.Snapshot, g *pendingGroup, intended []*bl
 	var tols []corev1.Toleration
 	var shown []string
 	for _, bt := range chosen {
-		tols = append(tols, tolerationFor(bt.taint))
-		shown = append(shown, taintString(bt.taint))
+		tols = append(tols, kube.TolerationFor(bt.taint))
+		shown = append(shown, bt.taint.ToString())
 	}
 	var selector map[string]string
 	if !g.restricted {
@@ -396,10 +311,10 @@ func tolerationRemediation(s *snapshot.Snapshot, g *pendingGroup, intended []*bl
 			Command: cmd,
 		}
 	}
-	kind := g.owner.ref.Kind
-	ns := g.owner.ref.Namespace
-	spec, prefix := podTemplate(s, g.owner.ref)
-	text := fmt.Sprintf("if %s belongs on those nodes, add the toleration for %s to its pod template", g.owner.kubectlID, taints)
+	kind := g.owner.Ref.Kind
+	ns := g.owner.Ref.Namespace
+	spec, prefix := g.owner.Spec, g.owner.SpecPath
+	text := fmt.Sprintf("if %s belongs on those nodes, add the toleration for %s to its pod template", g.owner.KindName(), taints)
 	if selector != nil {
 		text += " with a nodeSelector that sends it there (a toleration alone only allows the nodes)"
 	}
@@ -412,13 +327,13 @@ func tolerationRemediation(s *snapshot.Snapshot, g *pendingGroup, intended []*bl
 		}
 		if kind != "Job" {
 			return doctor.Remediation{
-				Text:    fmt.Sprintf("if %s belongs on those nodes, add %s to its pod template", g.owner.kubectlID, what),
-				Command: fmt.Sprintf("kubectl edit %s -n %s", g.owner.kubectlID, ns),
+				Text:    fmt.Sprintf("if %s belongs on those nodes, add %s to its pod template", g.owner.KindName(), what),
+				Command: fmt.Sprintf("kubectl edit %s -n %s", g.owner.KindName(), ns),
 			}
 		}
 		return doctor.Remediation{
-			Text:    fmt.Sprintf("if %s belongs on those nodes, recreate it with %s in its pod template (a Job's pod template cannot be changed)", g.owner.kubectlID, what),
-			Command: fmt.Sprintf("kubectl get %s -n %s -o yaml", g.owner.kubectlID, ns),
+			Text:    fmt.Sprintf("if %s belongs on those nodes, recreate it with %s in its pod template (a Job's pod template cannot be changed)", g.owner.KindName(), what),
+			Command: fmt.Sprintf("kubectl get %s -n %s -o yaml", g.owner.KindName(), ns),
 		}
 	}
 	ops := addTolerationOps(prefix, tols, len(spec.Tolerations) > 0)
@@ -427,7 +342,7 @@ func tolerationRemediation(s *snapshot.Snapshot, g *pendingGroup, intended []*bl
 	}
 	return doctor.Remediation{
 		Text:    text,
-		Command: fmt.Sprintf("kubectl patch %s -n %s --type=json -p '%s'", g.owner.kubectlID, ns, jsonPatch(ops)),
+		Command: fmt.Sprintf("kubectl patch %s -n %s --type=json -p '%s'", g.owner.KindName(), ns, jsonPatch(ops)),
 	}
 }
 
@@ -453,56 +368,11 @@ func jsonPatch(ops []map[string]any) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
-// podTemplate finds the pod template of a workload in the snapshot and the
-// JSON-pointer path of its pod spec.
-func podTemplate(s *snapshot.Snapshot, ref doctor.ObjectRef) (*corev1.PodSpec, string) {
-	match := func(ns, name string) bool { return ns == ref.Namespace && name == ref.Name }
-	switch ref.Kind {
-	case "Deployment":
-		for _, d := range s.Deployments() {
-			if match(d.Namespace, d.Name) {
-				return &d.Spec.Template.Spec, "/spec/template/spec"
-			}
-		}
-	case "StatefulSet":
-		for _, x := range s.StatefulSets() {
-			if match(x.Namespace, x.Name) {
-				return &x.Spec.Template.Spec, "/spec/template/spec"
-			}
-		}
-	case "DaemonSet":
-		for _, x := range s.DaemonSets() {
-			if match(x.Namespace, x.Name) {
-				return &x.Spec.Template.Spec, "/spec/template/spec"
-			}
-		}
-	case "ReplicaSet":
-		for _, x := range s.ReplicaSets() {
-			if match(x.Namespace, x.Name) {
-				return &x.Spec.Template.Spec, "/spec/template/spec"
-			}
-		}
-	case "Job":
-		for _, x := range s.Jobs() {
-			if match(x.Namespace, x.Name) {
-				return &x.Spec.Template.Spec, "/spec/template/spec"
-			}
-		}
-	case "CronJob":
-		for _, x := range s.CronJobs() {
-			if match(x.Namespace, x.Name) {
-				return &x.Spec.JobTemplate.Spec.Template.Spec, "/spec/jobTemplate/spec/template/spec"
-			}
-		}
-	}
-	return nil, ""
-}
-
 // perNodeLabels say nothing about a pool: every node has its own value, or
 // every node the same.
-var perNodeLabels = []string{"kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch",
-	"beta.kubernetes.io/os", "beta.kubernetes.io/arch", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
-	"failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"}
+var perNodeLabels = []string{corev1.LabelHostname, corev1.LabelOSStable, corev1.LabelArchStable,
+	"beta.kubernetes.io/os", "beta.kubernetes.io/arch", corev1.LabelTopologyZone, corev1.LabelTopologyRegion,
+	corev1.LabelFailureDomainBetaZone, corev1.LabelFailureDomainBetaRegion}
 
 // poolLabel is a label that the tainted nodes all carry with one value and no
 // other node does, for a nodeSelector; a label named like the taint wins.

@@ -2,16 +2,18 @@ package checks
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -20,7 +22,7 @@ import (
 var PodStorm = &doctor.Check{
 	Name:     "pod-storm",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.Pods}, ownerReads...),
+	Reads:    append([]snapshot.Resource{snapshot.Pods}, kube.WorkloadReads...),
 	Run:      runPodStorm,
 	Doc: `Pod storms: controllers recreating pods the kubelet rejects, and piles of failed pods
 
@@ -30,7 +32,7 @@ that does not match, a taint...), the pod ends Failed with a
 ` + "`Pod was rejected:`" + ` message, and its controller creates a replacement at once,
 with no backoff. When the pod template pins ` + "`spec.nodeName`" + `, the scheduler is
 bypassed, capacity is never checked, and the loop never ends: in Pinniped issue
-#1507 (seed 000) one Deployment pinned to a full control-plane node made about
+#1507 one Deployment pinned to a full control-plane node made about
 1,000 Failed pods every seven minutes. kube-controller-manager garbage-collects
 terminated pods only above ` + "`--terminated-pod-gc-threshold`" + ` (12,500 by default), so
 they accumulate, bloating etcd, every pod LIST and every client cache
@@ -94,90 +96,9 @@ func rejected(p *corev1.Pod) bool {
 		strings.HasPrefix(p.Status.Reason, "OutOf")
 }
 
-// ownerReads are what newOwners resolves a pod's controller chain from;
-// checks that group pods by owner read them.
-var ownerReads = []snapshot.Resource{snapshot.ReplicaSets, snapshot.Deployments, snapshot.StatefulSets,
-	snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}
-
-type owner struct {
-	ref       doctor.ObjectRef
-	nodeName  string                // spec.nodeName in the owner's pod template
-	selector  *metav1.LabelSelector // the owner's pod selector, for cleanup commands
-	kubectlID string                // deployment/NAME
-}
-
-// owners resolves a pod's controller chain to its top owner.
-type owners struct {
-	byUID map[types.UID]owner
-	up    map[types.UID]*metav1.OwnerReference // ReplicaSet -> Deployment, Job -> CronJob
-}
-
-func newOwners(s *snapshot.Snapshot) *owners {
-	o := &owners{byUID: map[types.UID]owner{}, up: map[types.UID]*metav1.OwnerReference{}}
-	add := func(m *metav1.ObjectMeta, apiVersion, kind, nodeName string, sel *metav1.LabelSelector) {
-		o.byUID[m.UID] = owner{ref: doctor.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: m.Namespace, Name: m.Name},
-			nodeName: nodeName, selector: sel, kubectlID: strings.ToLower(kind) + "/" + m.Name}
-		if c := metav1.GetControllerOfNoCopy(m); c != nil {
-			o.up[m.UID] = c
-		}
-	}
-	rss := s.ReplicaSets()
-	for i := range rss {
-		add(&rss[i].ObjectMeta, "apps/v1", "ReplicaSet", rss[i].Spec.Template.Spec.NodeName, rss[i].Spec.Selector)
-	}
-	deps := s.Deployments()
-	for i := range deps {
-		add(&deps[i].ObjectMeta, "apps/v1", "Deployment", deps[i].Spec.Template.Spec.NodeName, deps[i].Spec.Selector)
-	}
-	sts := s.StatefulSets()
-	for i := range sts {
-		add(&sts[i].ObjectMeta, "apps/v1", "StatefulSet", sts[i].Spec.Template.Spec.NodeName, sts[i].Spec.Selector)
-	}
-	dss := s.DaemonSets()
-	for i := range dss {
-		add(&dss[i].ObjectMeta, "apps/v1", "DaemonSet", dss[i].Spec.Template.Spec.NodeName, dss[i].Spec.Selector)
-	}
-	jobs := s.Jobs()
-	for i := range jobs {
-		add(&jobs[i].ObjectMeta, "batch/v1", "Job", jobs[i].Spec.Template.Spec.NodeName, jobs[i].Spec.Selector)
-	}
-	cjs := s.CronJobs()
-	for i := range cjs {
-		add(&cjs[i].ObjectMeta, "batch/v1", "CronJob", cjs[i].Spec.JobTemplate.Spec.Template.Spec.NodeName, nil)
-	}
-	return o
-}
-
-// top is the pod's top owner, or false for a bare pod (or one whose owner is
-// not listed).
-func (o *owners) top(p *corev1.Pod) (owner, bool) {
-	c := metav1.GetControllerOfNoCopy(p)
-	if c == nil {
-		return owner{}, false
-	}
-	cur, ok := o.byUID[c.UID]
-	if !ok {
-		return owner{ref: doctor.ObjectRef{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: p.Namespace, Name: c.Name},
-			kubectlID: strings.ToLower(c.Kind) + "/" + c.Name}, true
-	}
-	uid := c.UID
-	for depth := 0; depth < 3; depth++ {
-		next, ok := o.up[uid]
-		if !ok {
-			break
-		}
-		parent, ok := o.byUID[next.UID]
-		if !ok {
-			break
-		}
-		cur, uid = parent, next.UID
-	}
-	return cur, true
-}
-
 type stormGroup struct {
-	owner         owner
-	hasOwner      bool
+	owner         *kube.Workload // nil for bare pods, grouped by node
+	node          string
 	evicted       bool
 	count         int
 	reasons       map[string]int
@@ -187,7 +108,7 @@ type stormGroup struct {
 }
 
 func runPodStorm(p *doctor.Pass) error {
-	own := newOwners(p.Snapshot)
+	own := kube.OwnersOf(p.Snapshot)
 	groups := map[string]*stormGroup{}
 	terminated := 0
 	pods := p.Snapshot.Pods()
@@ -200,17 +121,17 @@ func runPodStorm(p *doctor.Pass) error {
 		if !evicted && !rejected(pod) {
 			continue
 		}
-		o, hasOwner := own.top(pod)
-		key := fmt.Sprintf("%t|%s|%s/%s", evicted, o.ref.Kind, pod.Namespace, o.ref.Name)
-		if !hasOwner {
+		o, hasOwner := own.Top(pod)
+		var key string
+		if hasOwner {
+			key = fmt.Sprintf("%t|%s|%s/%s", evicted, o.Ref.Kind, pod.Namespace, o.Ref.Name)
+		} else {
+			o = nil
 			key = fmt.Sprintf("%t|node|%s/%s", evicted, pod.Namespace, pod.Spec.NodeName)
 		}
 		g := groups[key]
 		if g == nil {
-			g = &stormGroup{owner: o, hasOwner: hasOwner, evicted: evicted, reasons: map[string]int{}, nodes: map[string]int{}}
-			if !hasOwner {
-				g.owner.ref = doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: pod.Spec.NodeName}
-			}
+			g = &stormGroup{owner: o, node: pod.Spec.NodeName, evicted: evicted, reasons: map[string]int{}, nodes: map[string]int{}}
 			groups[key] = g
 		}
 		g.count++
@@ -233,12 +154,7 @@ func runPodStorm(p *doctor.Pass) error {
 			g.names = append(g.names, pod.Namespace+"/"+pod.Name)
 		}
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]
 		if g.evicted {
 			reportEvicted(p, g)
@@ -296,13 +212,29 @@ func counts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func keysOf(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+func keysOf(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ref is the group's root cause: its owner, or the node of bare pods.
+func (g *stormGroup) ref() doctor.ObjectRef {
+	if g.owner == nil {
+		return kube.NodeRef(g.node)
 	}
-	sort.Strings(out)
-	return out
+	return g.owner.Ref
+}
+
+// pinnedNode is the spec.nodeName the owner's pod template pins, or "".
+func (g *stormGroup) pinnedNode() string {
+	if g.owner == nil || g.owner.Spec == nil {
+		return ""
+	}
+	return g.owner.Spec.NodeName
+}
+
+func (g *stormGroup) selector() *metav1.LabelSelector {
+	if g.owner == nil {
+		return nil
+	}
+	return g.owner.Selector
 }
 
 func (g *stormGroup) rate() float64 {
@@ -336,21 +268,22 @@ func reportStorm(p *doctor.Pass, g *stormGroup, bareNS string) {
 	span := duration.HumanDuration(g.newest.Sub(g.first))
 	msg := fmt.Sprintf("%s rejected by the kubelet (%s)%s in %s (~%.0f pods/min), newest %s ago",
 		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), span, g.rate(), duration.HumanDuration(p.Now.Sub(g.newest)))
-	ns := g.owner.ref.Namespace
 	var rem []doctor.Remediation
-	if !g.hasOwner {
-		ns = bareNS
+	ns := bareNS
+	if g.owner != nil {
+		ns = g.owner.Ref.Namespace
+	} else {
 		msg = fmt.Sprintf("%s (bare pods in namespace %s)", msg, ns)
 	}
-	if g.hasOwner && g.owner.nodeName != "" {
+	if pinned := g.pinnedNode(); pinned != "" {
 		msg += fmt.Sprintf(": the pod template of %s pins spec.nodeName: %s, so the scheduler never checks the node's capacity and each rejected pod is recreated at once, with no backoff",
-			g.owner.kubectlID, g.owner.nodeName)
+			g.owner.KindName(), pinned)
 		rem = append(rem,
 			doctor.Remediation{Text: "let the scheduler place it: a nodeSelector on kubernetes.io/hostname makes the pod wait Pending instead of failing in a loop",
 				Command: fmt.Sprintf(`kubectl patch %s -n %s --type=merge -p '{"spec":{"template":{"spec":{"nodeName":null,"nodeSelector":{"kubernetes.io/hostname":"%s"}}}}}'`,
-					g.owner.kubectlID, ns, g.owner.nodeName)},
+					g.owner.KindName(), ns, pinned)},
 			doctor.Remediation{Text: "or, as Pinniped did, request no CPU or memory so the kubelet always admits it",
-				Command: fmt.Sprintf("kubectl set resources %s -n %s --requests=cpu=0,memory=0", g.owner.kubectlID, ns)})
+				Command: fmt.Sprintf("kubectl set resources %s -n %s --requests=cpu=0,memory=0", g.owner.KindName(), ns)})
 	} else {
 		nodes := keysOf(g.nodes)
 		if len(nodes) > 0 {
@@ -359,9 +292,8 @@ func reportStorm(p *doctor.Pass, g *stormGroup, bareNS string) {
 		}
 	}
 	rem = append(rem, doctor.Remediation{Text: "then delete the debris: nothing garbage-collects it below --terminated-pod-gc-threshold",
-		Command: cleanupCommand(ns, g.owner.selector)})
-	obj := g.owner.ref
-	p.Report(doctor.Finding{Severity: sev, Object: obj, Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
+		Command: cleanupCommand(ns, g.selector())})
+	p.Report(doctor.Finding{Severity: sev, Object: g.ref(), Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
 }
 
 func cleanupCommand(ns string, sel *metav1.LabelSelector) string {
@@ -382,9 +314,9 @@ func reportEvicted(p *doctor.Pass, g *stormGroup) {
 	if g.count >= evictedWarning {
 		sev = doctor.Warning
 	}
-	ns := g.owner.ref.Namespace
-	if !g.hasOwner {
-		ns = ""
+	ns := ""
+	if g.owner != nil {
+		ns = g.owner.Ref.Namespace
 	}
 	msg := fmt.Sprintf("%s evicted by the kubelet%s between %s and %s ago: the node ran short of memory, disk or PIDs",
 		doctor.Plural(g.count, "pod", "pods"), g.where(), duration.HumanDuration(p.Now.Sub(g.first)), duration.HumanDuration(p.Now.Sub(g.newest)))
@@ -393,7 +325,7 @@ func reportEvicted(p *doctor.Pass, g *stormGroup) {
 		rem = append(rem, doctor.Remediation{Text: "see which pressure the kubelet reported", Command: "kubectl describe node " + strings.Join(doctor.Examples(nodes), " ")})
 	}
 	if ns != "" {
-		rem = append(rem, doctor.Remediation{Text: "set requests that match real usage, then delete the evicted pods", Command: cleanupCommand(ns, g.owner.selector)})
+		rem = append(rem, doctor.Remediation{Text: "set requests that match real usage, then delete the evicted pods", Command: cleanupCommand(ns, g.selector())})
 	}
-	p.Report(doctor.Finding{Severity: sev, Object: g.owner.ref, Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
+	p.Report(doctor.Finding{Severity: sev, Object: g.ref(), Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
 }

@@ -1,27 +1,18 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
-)
-
-// The annotations kubectl and the deployment controller keep revisions in.
-const (
-	ChangeCauseAnnotation = "kubernetes.io/change-cause"
-	RevisionAnnotation    = "deployment.kubernetes.io/revision"
 )
 
 // RolloutHistory makes rollout history useful: it reports workloads that
@@ -40,7 +31,7 @@ When an incident starts right after a deploy, the first questions are "what
 changed?" and "can we go back?". Kubernetes keeps the answer in old
 revisions: ReplicaSets for Deployments, ControllerRevisions for DaemonSets
 and StatefulSets. The ` + "`kubernetes.io/change-cause`" + ` annotation turns them into a
-changelog ("The Snowball effect", seed 002, uses it exactly so). With
+changelog ("The Snowball effect", uses it exactly so). With
 ` + "`revisionHistoryLimit: 0`" + ` no old revision survives and ` + "`kubectl rollout undo`" + `
 has nothing to go back to. A Deployment whose rollout exceeded
 ` + "`progressDeadlineSeconds`" + ` is half-rolled: old and new pods serve together and
@@ -68,127 +59,15 @@ Record why each rollout happens by annotating the workload with
 ` + "`kubernetes.io/change-cause`" + ` in the same apply that changes it.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#checking-rollout-history-of-a-deployment
 - https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#failed-deployment
 - https://kubernetes.io/docs/reference/labels-annotations-taints/#change-cause`,
 }
 
-// Revision is one entry of a workload's rollout history.
-type Revision struct {
-	Revision    int64     `json:"revision"`
-	ChangeCause string    `json:"changeCause"`
-	Created     time.Time `json:"created"`
-	Images      []string  `json:"images"`
-	// Source is the object the revision lives in: replicaset/NAME or controllerrevision/NAME.
-	Source string `json:"source"`
-}
-
-// WorkloadHistory is the rollout history of one Deployment, DaemonSet or StatefulSet.
-type WorkloadHistory struct {
-	Kind                 string     `json:"kind"`
-	Namespace            string     `json:"namespace"`
-	Name                 string     `json:"name"`
-	RevisionHistoryLimit *int32     `json:"revisionHistoryLimit,omitempty"`
-	Revisions            []Revision `json:"revisions"`
-}
-
-// Ref is the workload as kubectl names it: deployment/NAME.
-func (w WorkloadHistory) Ref() string { return strings.ToLower(w.Kind) + "/" + w.Name }
-
-// Newest is the highest revision, nil when there is none.
-func (w WorkloadHistory) Newest() *Revision {
-	if len(w.Revisions) == 0 {
-		return nil
-	}
-	return &w.Revisions[len(w.Revisions)-1]
-}
-
-// Histories rebuilds the rollout history of every workload in the snapshot,
-// sorted by namespace, kind and name, revisions ascending (as kubectl prints them).
-func Histories(s *snapshot.Snapshot) []WorkloadHistory {
-	byOwner := map[types.UID][]Revision{}
-	rss := s.ReplicaSets()
-	for i := range rss {
-		rs := &rss[i]
-		owner := metav1.GetControllerOf(rs)
-		n, err := strconv.ParseInt(rs.Annotations[RevisionAnnotation], 10, 64)
-		if owner == nil || err != nil {
-			continue
-		}
-		byOwner[owner.UID] = append(byOwner[owner.UID], Revision{Revision: n, ChangeCause: rs.Annotations[ChangeCauseAnnotation],
-			Created: rs.CreationTimestamp.Time, Images: images(&rs.Spec.Template.Spec), Source: "replicaset/" + rs.Name})
-	}
-	crs := s.ControllerRevisions()
-	for i := range crs {
-		cr := &crs[i]
-		owner := metav1.GetControllerOf(cr)
-		if owner == nil {
-			continue
-		}
-		byOwner[owner.UID] = append(byOwner[owner.UID], Revision{Revision: cr.Revision, ChangeCause: cr.Annotations[ChangeCauseAnnotation],
-			Created: cr.CreationTimestamp.Time, Images: revisionImages(cr), Source: "controllerrevision/" + cr.Name})
-	}
-
-	var out []WorkloadHistory
-	add := func(kind string, m *metav1.ObjectMeta, limit *int32) {
-		revs := byOwner[m.UID]
-		sort.Slice(revs, func(i, j int) bool { return revs[i].Revision < revs[j].Revision })
-		out = append(out, WorkloadHistory{Kind: kind, Namespace: m.Namespace, Name: m.Name, RevisionHistoryLimit: limit, Revisions: revs})
-	}
-	deps := s.Deployments()
-	for i := range deps {
-		add("Deployment", &deps[i].ObjectMeta, deps[i].Spec.RevisionHistoryLimit)
-	}
-	dss := s.DaemonSets()
-	for i := range dss {
-		add("DaemonSet", &dss[i].ObjectMeta, dss[i].Spec.RevisionHistoryLimit)
-	}
-	sts := s.StatefulSets()
-	for i := range sts {
-		add("StatefulSet", &sts[i].ObjectMeta, sts[i].Spec.RevisionHistoryLimit)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		return a.Name < b.Name
-	})
-	return out
-}
-
-func images(spec *corev1.PodSpec) []string {
-	var out []string
-	for _, c := range spec.Containers {
-		out = append(out, c.Image)
-	}
-	return out
-}
-
-// revisionImages reads the pod template a DaemonSet or StatefulSet revision
-// stores as a patch of the workload ({"spec":{"template":...}}).
-func revisionImages(cr *appsv1.ControllerRevision) []string {
-	raw := cr.Data.Raw
-	if raw == nil && cr.Data.Object != nil {
-		raw, _ = json.Marshal(cr.Data.Object)
-	}
-	var patch struct {
-		Spec struct {
-			Template corev1.PodTemplateSpec `json:"template"`
-		} `json:"spec"`
-	}
-	if len(raw) == 0 || json.Unmarshal(raw, &patch) != nil {
-		return nil
-	}
-	return images(&patch.Spec.Template.Spec)
-}
-
 func runRolloutHistory(p *doctor.Pass) error {
 	missing := map[string][]string{} // namespace -> workloads whose newest revision has no change-cause
-	for _, w := range Histories(p.Snapshot) {
+	for _, w := range kube.Histories(p.Snapshot) {
 		ref := doctor.ObjectRef{APIVersion: "apps/v1", Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
 		if w.RevisionHistoryLimit != nil && *w.RevisionHistoryLimit == 0 {
 			p.Report(doctor.Finding{
@@ -220,12 +99,12 @@ func runRolloutHistory(p *doctor.Pass) error {
 			Severity: doctor.Info,
 			Object:   doctor.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: ns},
 			Message: fmt.Sprintf("%s in namespace %s %s no %s annotation on the newest revision: the rollout history cannot say what changed",
-				doctor.Plural(len(refs), "workload", "workloads"), ns, map[bool]string{true: "has", false: "have"}[len(refs) == 1], ChangeCauseAnnotation),
+				doctor.Plural(len(refs), "workload", "workloads"), ns, map[bool]string{true: "has", false: "have"}[len(refs) == 1], kube.ChangeCauseAnnotation),
 			Count:    len(refs),
 			Examples: doctor.Examples(refs),
 			Remediation: []doctor.Remediation{{
 				Text:    "record why each rollout happens, in the same change that makes it",
-				Command: fmt.Sprintf(`kubectl annotate %s -n %s %s="<why this rollout>"`, doctor.Examples(refs)[0], ns, ChangeCauseAnnotation),
+				Command: fmt.Sprintf(`kubectl annotate %s -n %s %s="<why this rollout>"`, doctor.Examples(refs)[0], ns, kube.ChangeCauseAnnotation),
 			}},
 		})
 	}
@@ -237,7 +116,7 @@ func reportStuckRollout(p *doctor.Pass, d *appsv1.Deployment) {
 		if c.Type != appsv1.DeploymentProgressing || c.Status != corev1.ConditionFalse || c.Reason != "ProgressDeadlineExceeded" {
 			continue
 		}
-		rev := d.Annotations[RevisionAnnotation]
+		rev := d.Annotations[kube.RevisionAnnotation]
 		ref := "deployment/" + d.Name
 		since := ""
 		if !c.LastTransitionTime.IsZero() {

@@ -7,12 +7,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/version"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -22,7 +20,7 @@ import (
 var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, ownerReads...),
+	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, kube.WorkloadReads...),
 	Run:      runRuntimeSocket,
 	Doc: `Workloads mounting a container-runtime socket their nodes do not serve, and every workload with runtime access
 
@@ -32,7 +30,7 @@ reach the container runtime through its socket mounted from the host:
 ` + "`/var/run/docker.sock`" + ` (Docker Engine), ` + "`/var/run/dockershim.sock`" + ` (the kubelet's
 dockershim, removed in Kubernetes 1.24), ` + "`/run/containerd/containerd.sock`" + `,
 ` + "`/var/run/crio/crio.sock`" + `. The socket differs per runtime: amazon-vpc-cni-k8s
-PR #714 (seed 001) moved ipamd from the Docker API to the CRI socket for this
+PR #714 moved ipamd from the Docker API to the CRI socket for this
 reason, after ipamd's view of the node's pods went wrong and pod IPs leaked.
 An agent whose socket belongs to a runtime the node does not run finds no
 socket, or an empty directory the runtime created in its place: it starts,
@@ -172,15 +170,11 @@ type runtimeMount struct {
 }
 
 type socketWorkload struct {
-	ref      doctor.ObjectRef
-	id       string // daemonset/name, as kubectl takes it
-	spec     *corev1.PodSpec
-	specPath string // JSON pointer to the pod spec
-	daemon   bool
-	mounts   []runtimeMount
+	*kube.Workload
+	mounts []runtimeMount
 }
 
-func (w *socketWorkload) key() string { return w.ref.Kind + "/" + w.ref.Namespace + "/" + w.ref.Name }
+func (w *socketWorkload) key() string { return w.Ref.Kind + "/" + w.Ref.Namespace + "/" + w.Ref.Name }
 
 func (w *socketWorkload) sockets() string {
 	var parts []string
@@ -218,107 +212,12 @@ func runtimeMounts(spec *corev1.PodSpec) []runtimeMount {
 
 func socketWorkloads(s *snapshot.Snapshot) []*socketWorkload {
 	var out []*socketWorkload
-	add := func(m *metav1.ObjectMeta, apiVersion, kind string, spec *corev1.PodSpec, specPath string) {
-		mounts := runtimeMounts(spec)
-		if len(mounts) == 0 {
-			return
+	for w := range kube.TopWorkloads(s) {
+		if mounts := runtimeMounts(w.Spec); len(mounts) > 0 {
+			out = append(out, &socketWorkload{Workload: w, mounts: mounts})
 		}
-		out = append(out, &socketWorkload{
-			ref:  doctor.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: m.Namespace, Name: m.Name},
-			id:   strings.ToLower(kind) + "/" + m.Name,
-			spec: spec, specPath: specPath, daemon: kind == "DaemonSet", mounts: mounts,
-		})
-	}
-	deps := s.Deployments()
-	for i := range deps {
-		add(&deps[i].ObjectMeta, "apps/v1", "Deployment", &deps[i].Spec.Template.Spec, "/spec/template/spec")
-	}
-	dss := s.DaemonSets()
-	for i := range dss {
-		add(&dss[i].ObjectMeta, "apps/v1", "DaemonSet", &dss[i].Spec.Template.Spec, "/spec/template/spec")
-	}
-	sts := s.StatefulSets()
-	for i := range sts {
-		add(&sts[i].ObjectMeta, "apps/v1", "StatefulSet", &sts[i].Spec.Template.Spec, "/spec/template/spec")
-	}
-	cjs := s.CronJobs()
-	for i := range cjs {
-		add(&cjs[i].ObjectMeta, "batch/v1", "CronJob", &cjs[i].Spec.JobTemplate.Spec.Template.Spec, "/spec/jobTemplate/spec/template/spec")
-	}
-	jobs := s.Jobs()
-	for i := range jobs {
-		if c := metav1.GetControllerOfNoCopy(&jobs[i]); c != nil && c.Kind == "CronJob" {
-			continue // its CronJob is the workload
-		}
-		add(&jobs[i].ObjectMeta, "batch/v1", "Job", &jobs[i].Spec.Template.Spec, "/spec/template/spec")
-	}
-	pods := s.Pods()
-	for i := range pods {
-		if metav1.GetControllerOfNoCopy(pods[i]) != nil {
-			continue
-		}
-		add(&pods[i].ObjectMeta, "v1", "Pod", &pods[i].Spec, "/spec")
 	}
 	return out
-}
-
-// daemonTolerations are the tolerations the DaemonSet controller adds to
-// every daemon pod (pkg/controller/daemon/util).
-var daemonTolerations = []corev1.Toleration{
-	{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-	{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute},
-	{Key: corev1.TaintNodeDiskPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	{Key: corev1.TaintNodePIDPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-	{Key: corev1.TaintNodeUnschedulable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-}
-
-var daemonHostNetworkTolerations = []corev1.Toleration{
-	{Key: corev1.TaintNodeNetworkUnavailable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
-}
-
-// placement decides, as the scheduler and the DaemonSet controller do,
-// whether a pod with spec may be placed on a node: its nodeSelector and
-// required node affinity match, and it tolerates the node's NoSchedule and
-// NoExecute taints (daemon pods with the tolerations their controller adds).
-type placement struct {
-	affinity    nodeaffinity.RequiredNodeAffinity
-	tolerations []corev1.Toleration
-}
-
-func newPlacement(spec *corev1.PodSpec, daemon bool) *placement {
-	tols := spec.Tolerations
-	if daemon {
-		tols = append(append([]corev1.Toleration{}, tols...), daemonTolerations...)
-		if spec.HostNetwork {
-			tols = append(tols, daemonHostNetworkTolerations...)
-		}
-	}
-	return &placement{affinity: nodeaffinity.NewRequiredNodeAffinity(spec.NodeSelector, spec.Affinity), tolerations: tols}
-}
-
-func (pl *placement) allows(node *corev1.Node) bool {
-	if ok, err := pl.affinity.Match(node); !ok || err != nil {
-		return false
-	}
-	logger := klog.Background()
-	for i := range node.Spec.Taints {
-		t := &node.Spec.Taints[i]
-		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		tolerated := false
-		for j := range pl.tolerations {
-			if pl.tolerations[j].ToleratesTaint(logger, t, true) {
-				tolerated = true
-				break
-			}
-		}
-		if !tolerated {
-			return false
-		}
-	}
-	return true
 }
 
 func runRuntimeSocket(p *doctor.Pass) error {
@@ -333,7 +232,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 	}
 	// The nodes each workload's pods are bound to.
 	bound := map[string]map[string]bool{}
-	own := newOwners(p.Snapshot)
+	own := kube.OwnersOf(p.Snapshot)
 	pods := p.Snapshot.Pods()
 	for i := range pods {
 		pod := pods[i]
@@ -341,8 +240,8 @@ func runRuntimeSocket(p *doctor.Pass) error {
 			continue
 		}
 		key := "Pod/" + pod.Namespace + "/" + pod.Name
-		if o, ok := own.top(pod); ok {
-			key = o.ref.Kind + "/" + o.ref.Namespace + "/" + o.ref.Name
+		if o, ok := own.Top(pod); ok {
+			key = o.Ref.Kind + "/" + o.Ref.Namespace + "/" + o.Ref.Name
 		}
 		if bound[key] == nil {
 			bound[key] = map[string]bool{}
@@ -352,21 +251,21 @@ func runRuntimeSocket(p *doctor.Pass) error {
 
 	byNamespace := map[string][]*socketWorkload{}
 	for _, w := range workloads {
-		byNamespace[w.ref.Namespace] = append(byNamespace[w.ref.Namespace], w)
+		byNamespace[w.Ref.Namespace] = append(byNamespace[w.Ref.Namespace], w)
 		var targets []*corev1.Node
 		how := "it can be scheduled on"
 		switch {
-		case w.daemon:
+		case w.Daemon():
 			how = "it targets"
-			pl := newPlacement(w.spec, true)
+			pl := kube.NewPlacement(w.Spec, true)
 			for i := range nodeList {
-				if pl.allows(&nodeList[i]) {
+				if pl.Allows(&nodeList[i]) {
 					targets = append(targets, &nodeList[i])
 				}
 			}
 		case len(bound[w.key()]) > 0:
 			how = "its pods run on"
-			if w.ref.Kind == "Pod" {
+			if w.Ref.Kind == "Pod" {
 				how = "it runs on"
 			}
 			for n := range bound[w.key()] {
@@ -374,15 +273,15 @@ func runRuntimeSocket(p *doctor.Pass) error {
 					targets = append(targets, nodes[n])
 				}
 			}
-		case w.spec.NodeName != "":
+		case w.Spec.NodeName != "":
 			how = "it is pinned to"
-			if nodes[w.spec.NodeName] != nil {
-				targets = append(targets, nodes[w.spec.NodeName])
+			if nodes[w.Spec.NodeName] != nil {
+				targets = append(targets, nodes[w.Spec.NodeName])
 			}
 		default:
-			pl := newPlacement(w.spec, false)
+			pl := kube.NewPlacement(w.Spec, false)
 			for i := range nodeList {
-				if pl.allows(&nodeList[i]) {
+				if pl.Allows(&nodeList[i]) {
 					targets = append(targets, &nodeList[i])
 				}
 			}
@@ -397,22 +296,22 @@ func runRuntimeSocket(p *doctor.Pass) error {
 	sort.Strings(namespaces)
 	for _, ns := range namespaces {
 		ws := byNamespace[ns]
-		sort.Slice(ws, func(i, j int) bool { return ws[i].id < ws[j].id })
+		sort.Slice(ws, func(i, j int) bool { return ws[i].KindName() < ws[j].KindName() })
 		var ids, listed []string
 		for i, w := range ws {
-			ids = append(ids, w.id)
+			ids = append(ids, w.KindName())
 			if i < 5 {
-				listed = append(listed, fmt.Sprintf("%s (%s)", w.id, w.sockets()))
+				listed = append(listed, fmt.Sprintf("%s (%s)", w.KindName(), w.sockets()))
 			} else if i == 5 {
 				listed = append(listed, fmt.Sprintf("%d more", len(ws)-5))
 			}
 		}
 		var rem []doctor.Remediation
 		for _, w := range ws[:min(len(ws), doctor.MaxExamples)] {
-			kind, name, _ := strings.Cut(w.id, "/")
+			kind, name, _ := strings.Cut(w.KindName(), "/")
 			rem = append(rem, doctor.Remediation{
-				Text:    fmt.Sprintf("review why %s needs the runtime, and drop the hostPath volume if it does not", w.id),
-				Command: fmt.Sprintf("kubectl get %s %s -n %s -o jsonpath='{%s}'", kind, name, ns, strings.ReplaceAll(w.specPath, "/", ".")+".volumes"),
+				Text:    fmt.Sprintf("review why %s needs the runtime, and drop the hostPath volume if it does not", w.KindName()),
+				Command: fmt.Sprintf("kubectl get %s %s -n %s -o jsonpath='{%s}'", kind, name, ns, strings.ReplaceAll(w.SpecPath, "/", ".")+".volumes"),
 			})
 		}
 		p.Report(doctor.Finding{
@@ -475,7 +374,7 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 		which = fmt.Sprintf("%d of the %d nodes %s", len(badNodes), judged, how)
 	}
 	msg := fmt.Sprintf("%s mounts %s, but %s %s %s: the socket is missing there or belongs to another runtime, so it cannot see or manage their containers",
-		w.id, strings.Join(sockets, " and "), which, map[bool]string{true: "runs", false: "run"}[len(badNodes) == 1], counts(badRuntimes))
+		w.KindName(), strings.Join(sockets, " and "), which, map[bool]string{true: "runs", false: "run"}[len(badNodes) == 1], counts(badRuntimes))
 	if docker {
 		msg += " (dockershim was removed in Kubernetes 1.24)"
 	}
@@ -502,23 +401,23 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 			break
 		}
 	}
-	ns := w.ref.Namespace
+	ns := w.Ref.Namespace
 	text := fmt.Sprintf("mount the socket of the nodes' runtime (%s) at %s instead of %s", target, want, m.path)
 	if m.kind == socketDocker && target != "docker" {
 		text += ", and point the agent at it with a CRI (crictl-compatible) client: a Docker API client cannot talk to " + target
 	}
 	var fix doctor.Remediation
-	switch w.ref.Kind {
+	switch w.Ref.Kind {
 	case "Pod":
 		fix = doctor.Remediation{Text: "a pod's volumes cannot change: recreate it with the right socket; " + text,
-			Command: fmt.Sprintf("kubectl get pod %s -n %s -o yaml | sed 's#%s#%s#' | kubectl replace --force -f -", w.ref.Name, ns, m.path, want)}
+			Command: fmt.Sprintf("kubectl get pod %s -n %s -o yaml | sed 's#%s#%s#' | kubectl replace --force -f -", w.Ref.Name, ns, m.path, want)}
 	case "Job":
 		fix = doctor.Remediation{Text: "a Job's pod template cannot change: in the manifest it came from, " + text + "; then delete the Job and create it again",
-			Command: fmt.Sprintf("kubectl delete job %s -n %s", w.ref.Name, ns)}
+			Command: fmt.Sprintf("kubectl delete job %s -n %s", w.Ref.Name, ns)}
 	default:
 		fix = doctor.Remediation{Text: text,
 			Command: fmt.Sprintf(`kubectl patch %s -n %s --type=json -p '[{"op":"replace","path":"%s/volumes/%d/hostPath/path","value":"%s"}]'`,
-				w.id, ns, w.specPath, m.index, want)}
+				w.KindName(), ns, w.SpecPath, m.index, want)}
 	}
 	rem := []doctor.Remediation{fix}
 	if len(runtimes) > 1 {
@@ -528,12 +427,12 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 		doctor.Remediation{Text: "see which runtime each node runs",
 			Command: fmt.Sprintf("kubectl get nodes %s -o custom-columns=NAME:.metadata.name,RUNTIME:.status.nodeInfo.containerRuntimeVersion,KUBELET:.status.nodeInfo.kubeletVersion",
 				strings.Join(doctor.Examples(badNodes), " "))})
-	if w.ref.Kind != "CronJob" {
-		rem = append(rem, doctor.Remediation{Text: "read the agent's complaints about the socket", Command: fmt.Sprintf("kubectl logs %s -n %s --all-containers --tail=50", w.id, ns)})
+	if w.Ref.Kind != "CronJob" {
+		rem = append(rem, doctor.Remediation{Text: "read the agent's complaints about the socket", Command: fmt.Sprintf("kubectl logs %s -n %s --all-containers --tail=50", w.KindName(), ns)})
 	}
 	p.Report(doctor.Finding{
 		Severity:    doctor.Warning,
-		Object:      w.ref,
+		Object:      w.Ref,
 		Message:     msg,
 		Count:       len(badNodes),
 		Examples:    doctor.Examples(badNodes),

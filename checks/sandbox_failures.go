@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -35,7 +36,7 @@ for a pod sandbox, and the runtime asks the CNI plugin for the pod's network
 and IP address. When that fails the pod stays ` + "`ContainerCreating`" + ` forever:
 it is scheduled, counted against the node's ` + "`max-pods`" + `, and the scheduler keeps
 sending more pods to a node that cannot network them. In amazon-vpc-cni-k8s
-PR #714 (seed 001) ipamd lost track of its addresses and nodes that should
+PR #714 ipamd lost track of its addresses and nodes that should
 take 56 pods each stalled at 14 and 28 — one and two ENIs' worth of IPs —
 with every further pod failing ` + "`failed to assign an IP address to container`" + `.
 The scheduler cannot see this: ` + "`status.allocatable.pods`" + ` (the kubelet's
@@ -63,7 +64,7 @@ fifty nodes failing the same way should not be fifty findings. The finding's
 object is the node with the most stuck pods. For IP exhaustion, each node's
 pods that hold a sandbox (not terminal, with a running container or a pod IP)
 are compared with its ` + "`status.allocatable.pods`" + `: running out below that number
-means the node's max-pods is higher than what the CNI can address (the seed's
+means the node's max-pods is higher than what the CNI can address (the amazon-vpc-cni-k8s story's
 14 of 29), and the message says so with both numbers. Warning; critical when
 ten or more pods are stuck on one node.
 
@@ -132,34 +133,6 @@ func (c sandboxCause) because() string {
 		return "the container runtime or the CNI plugin times out (context deadline exceeded)"
 	}
 	return "the container runtime reports an error"
-}
-
-// eventTimes returns when an event was first and last seen and how often.
-func eventTimes(e *corev1.Event) (first, last time.Time, count int) {
-	switch {
-	case !e.FirstTimestamp.IsZero():
-		first = e.FirstTimestamp.Time
-	case !e.EventTime.IsZero():
-		first = e.EventTime.Time
-	default:
-		first = e.CreationTimestamp.Time
-	}
-	switch {
-	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
-		last = e.Series.LastObservedTime.Time
-	case !e.LastTimestamp.IsZero():
-		last = e.LastTimestamp.Time
-	default:
-		last = first
-	}
-	count = int(e.Count)
-	if e.Series != nil && int(e.Series.Count) > count {
-		count = int(e.Series.Count)
-	}
-	if count < 1 {
-		count = 1
-	}
-	return first, last, count
 }
 
 // podSandboxEvents is what the events say about one pod.
@@ -277,7 +250,7 @@ func sandboxEventsFor(pod *corev1.Pod, events []*corev1.Event) *podSandboxEvents
 		if e.InvolvedObject.UID != "" && pod.UID != "" && e.InvolvedObject.UID != pod.UID {
 			continue
 		}
-		first, last, count := eventTimes(e)
+		first, last, count := kube.EventTimes(e)
 		if out == nil {
 			out = &podSandboxEvents{first: first, last: last, count: count, message: e.Message}
 			continue
@@ -423,7 +396,7 @@ func reportSandboxGroup(p *doctor.Pass, g *sandboxGroup, nodes map[string]*corev
 
 	p.Report(doctor.Finding{
 		Severity:    sev,
-		Object:      nodeRef(top),
+		Object:      kube.NodeRef(top),
 		Message:     msg,
 		Count:       total,
 		Examples:    doctor.Examples(all),

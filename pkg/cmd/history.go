@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -20,7 +20,7 @@ import (
 // history shows, for every workload at once or for one.
 type HistoryOptions struct {
 	cluster *clusterOptions
-	listing
+	listOutput
 	Now time.Time
 	// Kind and Name select one workload (from deployment/NAME); empty for all.
 	Kind, Name string
@@ -42,7 +42,7 @@ func newHistoryCommand(streams genericiooptions.IOStreams, cluster *clusterOptio
   kubectl doctor history -n shop deployment/web`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runListing(cmd, o.cluster, &o.listing, func() error { return o.Complete(args) }, o.Run)
+			return runListing(cmd, o.cluster, &o.listOutput, func() error { return o.Complete(args) }, o.Run)
 		},
 	}
 	o.addFlags(cmd)
@@ -85,8 +85,8 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var hs []checks.WorkloadHistory
-	for _, h := range checks.Histories(snap) {
+	var hs []kube.WorkloadHistory
+	for _, h := range kube.Histories(snap) {
 		if o.Kind == "" || (h.Kind == o.Kind && h.Name == o.Name) {
 			hs = append(hs, h)
 		}
@@ -94,7 +94,7 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 	if o.Kind != "" && len(hs) == 0 {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("%s %q not found in namespace %q", strings.ToLower(o.Kind), o.Name, o.cluster.Namespace)}
 	}
-	if done, err := printDocument(&o.listing, o.Out, "workloads", hs); done {
+	if done, err := printDocument(&o.listOutput, o.Out, "workloads", hs); done {
 		return err
 	}
 	now := o.Now

@@ -14,14 +14,14 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// listing is what the listing subcommands (taints, nodes, history) share:
+// listOutput is what the listing subcommands (taints, nodes, history) share:
 // the -o flag, a load that must succeed for every read, and the JSON/YAML
 // document {key: rows}.
-type listing struct {
+type listOutput struct {
 	Output string
 }
 
-func (l *listing) addFlags(cmd *cobra.Command) {
+func (l *listOutput) addFlags(cmd *cobra.Command) {
 	if l.Output == "" {
 		l.Output = "table"
 	}
@@ -29,7 +29,7 @@ func (l *listing) addFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func (l *listing) validate() error { return validateOutput(l.Output, report.Formats) }
+func (l *listOutput) validate() error { return validateOutput(l.Output, report.Formats) }
 
 // validateOutput is the one check of -o, for the scan and the listings.
 func validateOutput(got string, formats []string) error {
@@ -39,11 +39,11 @@ func validateOutput(got string, formats []string) error {
 	return nil
 }
 
-func (l *listing) wide() bool { return l.Output == "wide" }
+func (l *listOutput) wide() bool { return l.Output == "wide" }
 
 // printDocument writes {key: rows} when -o is json or yaml and says whether
 // it did; the caller prints its table otherwise.
-func printDocument[T any](l *listing, w io.Writer, key string, rows []T) (bool, error) {
+func printDocument[T any](l *listOutput, w io.Writer, key string, rows []T) (bool, error) {
 	doc := map[string]any{key: nonNil(rows)}
 	switch l.Output {
 	case "json":
@@ -54,7 +54,7 @@ func printDocument[T any](l *listing, w io.Writer, key string, rows []T) (bool, 
 	return false, nil
 }
 
-// loadAll loads the reads for a listing, which cannot do without any of
+// loadAll loads the reads for a listOutput, which cannot do without any of
 // them: a forbidden read is an error here, not a skipped check.
 func (o *clusterOptions) loadAll(ctx context.Context, streams ioStreams, reads ...snapshot.Resource) (*snapshot.Snapshot, error) {
 	deadline, ok := ctx.Deadline()
@@ -73,10 +73,10 @@ func (o *clusterOptions) loadAll(ctx context.Context, streams ioStreams, reads .
 	return snap, nil
 }
 
-// runListing is the RunE of a listing subcommand: resolve the cluster,
+// runListing is the RunE of a listOutput subcommand: resolve the cluster,
 // complete and validate the options, run with the scan timeout, then print
 // --stats.
-func runListing(cmd *cobra.Command, cluster *clusterOptions, l *listing, complete func() error, run func(context.Context) error) error {
+func runListing(cmd *cobra.Command, cluster *clusterOptions, l *listOutput, complete func() error, run func(context.Context) error) error {
 	if err := l.validate(); err != nil {
 		return err
 	}

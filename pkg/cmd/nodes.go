@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -18,7 +18,7 @@ import (
 // NodesOptions is `kubectl doctor nodes`: the fleet by pool and version.
 type NodesOptions struct {
 	cluster *clusterOptions
-	listing
+	listOutput
 	genericiooptions.IOStreams
 }
 
@@ -39,7 +39,7 @@ check reports it. Nodes that have not reported their versions show '-'.`,
   kubectl doctor nodes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runListing(cmd, o.cluster, &o.listing, nil, o.Run)
+			return runListing(cmd, o.cluster, &o.listOutput, nil, o.Run)
 		},
 	}
 	o.addFlags(cmd)
@@ -52,8 +52,8 @@ func (o *NodesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := checks.NodeRows(snap.Nodes())
-	if done, err := printDocument(&o.listing, o.Out, "nodes", rows); done {
+	rows := listing.NodeRows(snap.Nodes())
+	if done, err := printDocument(&o.listOutput, o.Out, "nodes", rows); done {
 		return err
 	}
 	header := []string{"POOL", "NODES", "KUBELET", "KERNEL", "OS", "RUNTIME", "ARCH"}

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 )
@@ -32,6 +31,8 @@ type ScanOptions struct {
 	// failOn and checks are derived from FailOn, Only and Skip by Complete.
 	failOn doctor.Severity
 	checks []*doctor.Check
+	// ci is --config, --baseline and --show-suppressed (scan_ci.go).
+	ci ciOptions
 	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
 	// docs/performance.md): CPU over the whole scan, heap in use once the
 	// checks have run, when the snapshot is still alive.
@@ -53,7 +54,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	o.cluster.addFlags(cmd.PersistentFlags())
 	fs.StringSliceVar(&o.Only, "check", nil, "Run only these checks (comma-separated names; see 'kubectl doctor checks')")
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
 	fs.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "Accept a partial scan (a read failed or timed out, or no check could run): exit by the findings instead of 2")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
@@ -62,26 +63,24 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	_ = fs.MarkHidden("memprofile")
 	_ = cmd.RegisterFlagCompletionFunc("check", checkNames)
 	_ = cmd.RegisterFlagCompletionFunc("skip", checkNames)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	o.ci.addFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.ScanFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"critical", "warning", "info", "never"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // Complete derives what the flags imply: the severity gate and the checks
-// to run. It reads no kubeconfig (Run connects), so a bad flag is reported
-// even where no cluster is configured.
+// to run (reading the --config and --baseline files). It reads no
+// kubeconfig (Run connects), so a bad flag is reported even where no
+// cluster is configured.
 func (o *ScanOptions) Complete(cmd *cobra.Command) error {
 	sev, err := doctor.ParseSeverity(o.FailOn)
 	if err != nil {
 		return usageError("--fail-on: %v", err)
 	}
 	o.failOn = sev
-	all := checks.All()
-	if err := doctor.Validate(all); err != nil {
-		return fmt.Errorf("internal: invalid check registry: %w", err)
-	}
-	selected, err := doctor.Select(all, o.Only, o.Skip)
+	selected, err := o.ci.selectChecks(o.Only, o.Skip)
 	if err != nil {
-		return usageError("--check/--skip: %v", err)
+		return err
 	}
 	o.checks = selected
 	if cmd != nil {
@@ -93,7 +92,7 @@ func (o *ScanOptions) Complete(cmd *cobra.Command) error {
 // Validate rejects options that cannot make a scan, naming the flag. It
 // changes nothing.
 func (o *ScanOptions) Validate() error {
-	if err := validateOutput(o.Output, report.Formats); err != nil {
+	if err := validateOutput(o.Output, report.ScanFormats); err != nil {
 		return err
 	}
 	if len(o.checks) == 0 {
@@ -148,8 +147,9 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	r.Cluster = doctor.Cluster{Server: o.cluster.Config.Host, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
 	r.Requests, r.Retries = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
+	o.ci.apply(r, snap, now)
 
-	if err := report.Print(o.Out, r, report.Options{Format: o.Output, Color: useColor(o.Out)}); err != nil {
+	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.checks, o.failOn)); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)

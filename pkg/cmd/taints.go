@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -16,7 +16,7 @@ import (
 // TaintsOptions is `kubectl doctor taints`: every taint of every node.
 type TaintsOptions struct {
 	cluster *clusterOptions
-	listing
+	listOutput
 	Now time.Time
 	genericiooptions.IOStreams
 }
@@ -30,7 +30,7 @@ func newTaintsCommand(streams genericiooptions.IOStreams, cluster *clusterOption
   kubectl doctor taints -o wide   # adds what each taint means: problem, cordon, control-plane, intended`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runListing(cmd, o.cluster, &o.listing, nil, o.Run)
+			return runListing(cmd, o.cluster, &o.listOutput, nil, o.Run)
 		},
 	}
 	o.addFlags(cmd)
@@ -43,8 +43,8 @@ func (o *TaintsOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := checks.TaintRows(snap.Nodes())
-	if done, err := printDocument(&o.listing, o.Out, "taints", rows); done {
+	rows := listing.TaintRows(snap.Nodes())
+	if done, err := printDocument(&o.listOutput, o.Out, "taints", rows); done {
 		return err
 	}
 	now := o.Now

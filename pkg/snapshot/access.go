@@ -32,11 +32,11 @@ func (a *Access) Denies(r Resource) (verb string, denied bool) {
 	if a == nil {
 		return "", false
 	}
-	v, ok := a.Denied[r.key()]
+	v, ok := a.Denied[r]
 	return v, ok
 }
 
-func (a *Access) noWatch(r Resource) bool { return a != nil && a.NoWatch[r.key()] }
+func (a *Access) noWatch(r Resource) bool { return a != nil && a.NoWatch[r] }
 
 // ReviewAccess asks the API server what the user of cfg may read of plan,
 // in namespace ns ("" for a cluster-wide scan): one SelfSubjectRulesReview,
@@ -85,11 +85,11 @@ func ReviewAccess(ctx context.Context, cfg *rest.Config, plan []Resource, ns str
 					continue // unsure: let the read find out
 				}
 			}
-			a.Denied[r.key()] = verb
+			a.Denied[r] = verb
 			continue
 		}
 		if r.Path == "" && r.Kind != "Event" && !allows(rules, "watch", r) && !rr.Status.Incomplete {
-			a.NoWatch[r.key()] = true
+			a.NoWatch[r] = true
 		}
 	}
 	return a, nil

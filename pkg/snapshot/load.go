@@ -20,7 +20,6 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	dto "github.com/prometheus/client_model/go"
@@ -74,8 +73,8 @@ func IsSkippable(err error) bool {
 // Load reads each planned resource once, from the watch cache: as a streamed
 // watch-list (sendInitialEvents, trimmed object by object) where the server
 // supports it, else a resourceVersion=0 LIST without pagination (the cache
-// serves it from memory without touching etcd); protobuf, or metadata-only;
-// at most opts.Parallelism at a time.
+// serves it from memory without touching etcd); protobuf; trimmed by one
+// Trimmer; at most opts.Parallelism at a time.
 //
 // Transient failures (5xx, timeouts) are retried with jittered backoff
 // before ctx's deadline; client-go itself retries 429s and 5xx that carry
@@ -101,25 +100,21 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 	protoCfg := rest.CopyConfig(cfg)
 	protoCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
-	meta, err := metadata.NewForConfig(protoCfg)
-	if err != nil {
-		return nil, fmt.Errorf("building metadata client: %w", err)
-	}
-	l := &loader{cfg: protoCfg, meta: meta, opts: opts, start: time.Now()}
+	l := &loader{cfg: protoCfg, trim: NewTrimmer(), opts: opts, start: time.Now()}
 
 	var mu sync.Mutex
 	record := func(r Resource, list runtime.Object, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
-			s.errs[r.key()] = err
+			s.errs[r] = err
 			return
 		}
 		if m, ok := list.(*metricsList); ok {
 			s.metrics = m.families
 			return
 		}
-		if r.key() == Pods && !r.MetadataOnly {
+		if r == Pods {
 			if sp, ok := list.(*streamedPods); ok {
 				s.pods = sp.ptrs
 				list = &podPointerList{}
@@ -127,7 +122,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				s.pods = podPointers(list)
 			}
 		}
-		s.lists[r.key()] = list
+		s.lists[r] = list
 	}
 
 	var g errgroup.Group
@@ -154,7 +149,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 // loader is one Load: its clients and options, shared by its reads.
 type loader struct {
 	cfg   *rest.Config
-	meta  metadata.Interface
+	trim  *Trimmer
 	opts  LoadOptions
 	start time.Time
 }
@@ -228,15 +223,7 @@ func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
 		}
 		return &metricsList{families: m.metrics}, nil
 	}
-	if r.MetadataOnly {
-		list, err := listMetadata(ctx, l.meta, r, l.opts.Namespace)
-		if err != nil {
-			return nil, err
-		}
-		trimList(list) // typed reads are trimmed object by object as they stream
-		return list, nil
-	}
-	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r))
+	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r), l.trim)
 }
 
 // Transient says whether a failed read is worth another attempt within
@@ -300,7 +287,7 @@ func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) 
 
 // readWeight ranks reads by their usual size in a cluster.
 func readWeight(r Resource) int {
-	switch r.key() {
+	switch r {
 	case Pods:
 		return 3
 	case ReplicaSets, Events(r.FieldSelector), EndpointSlices, APIServerMetrics:
@@ -318,7 +305,7 @@ func listOptions(r Resource) metav1.ListOptions {
 
 // listTyped reads r in full: streamed when stream is true and the server
 // streams lists, else one resourceVersion=0 LIST.
-func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, stream bool) (runtime.Object, error) {
+func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, stream bool, tr *Trimmer) (runtime.Object, error) {
 	gv := r.GVR().GroupVersion()
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &gv
@@ -336,7 +323,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, str
 		return nil, err
 	}
 	if stream && r.Kind != "Event" { // events have no watch cache to stream from
-		streamed, err := watchList(ctx, client, r, ns, list)
+		streamed, err := watchList(ctx, client, r, ns, list, tr)
 		if err == nil {
 			return streamed, nil
 		}
@@ -352,7 +339,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, str
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
 	}
-	trimList(list)
+	tr.trimList(list)
 	return list, nil
 }
 
@@ -364,7 +351,7 @@ const initialEventsEnd = "k8s.io/initial-events-end"
 // each object as it arrives, so the scan never holds a whole response body
 // nor an untrimmed object. Servers without WatchList refuse it and the
 // caller falls back to a resourceVersion=0 LIST.
-func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns string, list runtime.Object) (runtime.Object, error) {
+func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns string, list runtime.Object, tr *Trimmer) (runtime.Object, error) {
 	opts := metav1.ListOptions{
 		Watch:                true,
 		SendInitialEvents:    ptrTo(true),
@@ -413,7 +400,7 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 				if _, seen := byKey[key]; !seen {
 					order = append(order, key)
 				}
-				Trim(ev.Object)
+				tr.Trim(ev.Object)
 				byKey[key] = ev.Object
 			case watch.Bookmark:
 				m, err := meta.Accessor(ev.Object)
@@ -473,14 +460,6 @@ func fallBackToList(err error) bool {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-func listMetadata(ctx context.Context, client metadata.Interface, r Resource, ns string) (runtime.Object, error) {
-	ri := client.Resource(r.GVR())
-	if r.Namespaced && ns != "" {
-		return ri.Namespace(ns).List(ctx, listOptions(r))
-	}
-	return ri.List(ctx, listOptions(r))
-}
 
 // Needs says what a user lacks for a read, as skip reasons put it: "needs
 // list on nodes", "needs list on pods in all namespaces", "needs get on

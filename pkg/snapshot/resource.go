@@ -2,7 +2,7 @@
 //
 // It exists so that kubectl-doctor can never become the incident it diagnoses:
 // each resource is listed at most once per scan, from the API server's watch
-// cache (resourceVersion=0), as protobuf, metadata-only where that is enough,
+// cache (resourceVersion=0), as protobuf, trimmed of what no check reads,
 // with bounded parallelism; events only with field selectors. The same
 // Snapshot is built from in-memory objects for fixture tests and offline use.
 package snapshot
@@ -21,10 +21,6 @@ type Resource struct {
 	Resource   string // plural, as in the URL
 	Kind       string
 	Namespaced bool
-	// MetadataOnly asks for PartialObjectMetadata (names, labels, owners,
-	// timestamps). When any check needs the full object, it is listed in
-	// full once and every reader is served from that.
-	MetadataOnly bool
 	// FieldSelector narrows the list on the server. Events are only ever
 	// listed with one, since a cluster-wide event list is an etcd read of
 	// everything (events have no watch cache worth the name).
@@ -36,21 +32,27 @@ type Resource struct {
 
 // The resources checks may declare.
 var (
-	Nodes               = Resource{Version: "v1", Resource: "nodes", Kind: "Node"}
-	Namespaces          = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace"}
-	Pods                = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true}
-	Services            = Resource{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
-	ReplicaSets         = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true}
-	Deployments         = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true}
-	DaemonSets          = Resource{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet", Namespaced: true}
-	StatefulSets        = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true}
-	ControllerRevisions = Resource{Group: "apps", Version: "v1", Resource: "controllerrevisions", Kind: "ControllerRevision", Namespaced: true}
-	Jobs                = Resource{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Namespaced: true}
-	CronJobs            = Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob", Namespaced: true}
-	EndpointSlices      = Resource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Kind: "EndpointSlice", Namespaced: true}
-	APIServices         = Resource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices", Kind: "APIService"}
-	MutatingWebhooks    = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration"}
-	ValidatingWebhooks  = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration"}
+	Nodes                    = Resource{Version: "v1", Resource: "nodes", Kind: "Node"}
+	Namespaces               = Resource{Version: "v1", Resource: "namespaces", Kind: "Namespace"}
+	Pods                     = Resource{Version: "v1", Resource: "pods", Kind: "Pod", Namespaced: true}
+	Services                 = Resource{Version: "v1", Resource: "services", Kind: "Service", Namespaced: true}
+	ReplicaSets              = Resource{Group: "apps", Version: "v1", Resource: "replicasets", Kind: "ReplicaSet", Namespaced: true}
+	Deployments              = Resource{Group: "apps", Version: "v1", Resource: "deployments", Kind: "Deployment", Namespaced: true}
+	DaemonSets               = Resource{Group: "apps", Version: "v1", Resource: "daemonsets", Kind: "DaemonSet", Namespaced: true}
+	StatefulSets             = Resource{Group: "apps", Version: "v1", Resource: "statefulsets", Kind: "StatefulSet", Namespaced: true}
+	ControllerRevisions      = Resource{Group: "apps", Version: "v1", Resource: "controllerrevisions", Kind: "ControllerRevision", Namespaced: true}
+	Jobs                     = Resource{Group: "batch", Version: "v1", Resource: "jobs", Kind: "Job", Namespaced: true}
+	CronJobs                 = Resource{Group: "batch", Version: "v1", Resource: "cronjobs", Kind: "CronJob", Namespaced: true}
+	EndpointSlices           = Resource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices", Kind: "EndpointSlice", Namespaced: true}
+	APIServices              = Resource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices", Kind: "APIService"}
+	MutatingWebhooks         = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "mutatingwebhookconfigurations", Kind: "MutatingWebhookConfiguration"}
+	ValidatingWebhooks       = Resource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingwebhookconfigurations", Kind: "ValidatingWebhookConfiguration"}
+	PersistentVolumeClaims   = Resource{Version: "v1", Resource: "persistentvolumeclaims", Kind: "PersistentVolumeClaim", Namespaced: true}
+	StorageClasses           = Resource{Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Kind: "StorageClass"}
+	HorizontalPodAutoscalers = Resource{Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers", Kind: "HorizontalPodAutoscaler", Namespaced: true}
+	PodDisruptionBudgets     = Resource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget", Namespaced: true}
+	Ingresses                = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses", Kind: "Ingress", Namespaced: true}
+	IngressClasses           = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses", Kind: "IngressClass"}
 )
 
 // APIServerMetrics is the API server's own Prometheus metrics (GET /metrics):
@@ -63,7 +65,8 @@ var PriorityLevels = Resource{Group: "flowcontrol.apiserver.k8s.io", Version: "v
 // known is every resource FromObjects can file an object under.
 var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deployments, DaemonSets,
 	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, APIServices, MutatingWebhooks,
-	ValidatingWebhooks, PriorityLevels, allEvents}
+	ValidatingWebhooks, PriorityLevels, PersistentVolumeClaims, StorageClasses, HorizontalPodAutoscalers,
+	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 
@@ -76,21 +79,9 @@ func Events(fieldSelector string) Resource {
 	return r
 }
 
-// Meta is the metadata-only variant of r.
-func (r Resource) Meta() Resource {
-	r.MetadataOnly = true
-	return r
-}
-
 // GVR is the group/version/resource of r.
 func (r Resource) GVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
-}
-
-// key is what one LIST is filed under: full and metadata-only reads share it.
-func (r Resource) key() Resource {
-	r.MetadataOnly = false
-	return r
 }
 
 // String is "replicasets.apps", "pods", "events(reason=FailedCreate)" or "/metrics".
@@ -109,19 +100,18 @@ func (r Resource) String() string {
 }
 
 // Plan merges reads into the LISTs a scan will make: one per resource and
-// field selector, full when any reader needs the full object.
+// field selector, in the order first declared.
 func Plan(reads []Resource) []Resource {
 	var out []Resource
-	index := map[Resource]int{}
+	index := map[Resource]bool{}
 	for _, r := range reads {
 		if r.Kind == "Event" && r.FieldSelector == "" {
 			continue // never list every event in the cluster
 		}
-		if i, ok := index[r.key()]; ok {
-			out[i].MetadataOnly = out[i].MetadataOnly && r.MetadataOnly
+		if _, ok := index[r]; ok {
 			continue
 		}
-		index[r.key()] = len(out)
+		index[r] = true
 		out = append(out, r)
 	}
 	return out

@@ -269,7 +269,6 @@ func TestNeeds(t *testing.T) {
 		{Nodes, "", "needs list on nodes"},
 		{Pods, "", "needs list on pods in all namespaces"},
 		{Deployments, "shop", "needs list on deployments.apps in namespace shop"},
-		{Deployments.Meta(), "", "needs list on deployments.apps in all namespaces"},
 		{APIServerMetrics, "", "needs get on /metrics"},
 	} {
 		verb := "list"

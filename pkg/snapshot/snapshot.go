@@ -4,13 +4,18 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -25,7 +30,7 @@ import (
 // Snapshot holds the lists of one scan. It is read-only once built, so checks
 // may read it concurrently.
 type Snapshot struct {
-	lists   map[Resource]runtime.Object // full lists, or *metav1.PartialObjectMetadataList
+	lists   map[Resource]runtime.Object
 	errs    map[Resource]error
 	metrics map[string]*dto.MetricFamily
 	// pods are kept as the decoder's own objects: at tens of thousands of
@@ -33,6 +38,8 @@ type Snapshot struct {
 	pods []*corev1.Pod
 	// Namespace is the scope of namespaced lists; "" is the whole cluster.
 	Namespace string
+	// memo holds values derived from the lists (see Memo).
+	memo sync.Map
 	// ServerVersion is the API server's gitVersion ("v1.37.2") from GET
 	// /version, for version-skew checks; "" when unknown.
 	ServerVersion string
@@ -57,6 +64,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		s.lists[r] = l
 	}
 	items := map[Resource][]runtime.Object{}
+	trim := NewTrimmer()
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if kind == "" {
@@ -74,7 +82,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		if err := meta.SetList(s.lists[r], objs); err != nil {
 			return nil, fmt.Errorf("filing %s: %w", r, err)
 		}
-		trimList(s.lists[r]) // exactly what a live scan keeps
+		trim.trimList(s.lists[r]) // exactly what a live scan keeps
 	}
 	s.pods = podPointers(s.lists[Pods])
 	return s, nil
@@ -82,7 +90,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 
 // Err is the error that kept r from being listed, nil when it was listed.
 func (s *Snapshot) Err(r Resource) error {
-	if err, ok := s.errs[r.key()]; ok {
+	if err, ok := s.errs[r]; ok {
 		return err
 	}
 	if r.Path != "" {
@@ -123,12 +131,12 @@ func (s *Snapshot) PriorityLevels() []flowcontrolv1.PriorityLevelConfiguration {
 
 func (s *Snapshot) list(r Resource) runtime.Object {
 	if r.Kind == "Event" {
-		if l, ok := s.lists[r.key()]; ok {
+		if l, ok := s.lists[r]; ok {
 			return l
 		}
 		return s.lists[allEvents] // fixtures: filtered by Events()
 	}
-	return s.lists[r.key()]
+	return s.lists[r]
 }
 
 func typed[L runtime.Object](s *Snapshot, r Resource) L {
@@ -274,7 +282,7 @@ func (s *Snapshot) Events(fieldSelector string) []corev1.Event {
 	if l == nil {
 		return nil
 	}
-	if _, exact := s.lists[r.key()]; exact {
+	if _, exact := s.lists[r]; exact {
 		return l.Items
 	}
 	sel, err := fields.ParseSelector(fieldSelector)
@@ -308,8 +316,9 @@ func eventFields(e *corev1.Event) fields.Set {
 	}
 }
 
-// Metadata returns the object metadata of r, whether it was listed
-// metadata-only or in full, sorted by namespace and name.
+// Metadata returns the object metadata of r's objects, sorted by namespace
+// and name: for code that needs only names, labels and annotations of any
+// kind (suppressions, custom checks).
 func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 	l := s.list(r)
 	if l == nil {
@@ -319,10 +328,6 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 	if _, ok := l.(*podPointerList); ok {
 		for _, p := range s.pods {
 			out = append(out, p)
-		}
-	} else if pl, ok := l.(*metav1.PartialObjectMetadataList); ok {
-		for i := range pl.Items {
-			out = append(out, &pl.Items[i])
 		}
 	} else {
 		_ = meta.EachListItem(l, func(o runtime.Object) error {
@@ -351,17 +356,82 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 	for k, v := range s.errs {
 		c.errs[k] = v
 	}
-	delete(c.lists, r.key())
+	delete(c.lists, r)
 	if r.Path != "" {
 		c.metrics = nil
 	}
-	if r.key() == Pods {
+	if r == Pods {
 		c.pods = nil
 	}
-	c.errs[r.key()] = classify(r, s.Namespace, err)
+	c.errs[r] = classify(r, s.Namespace, err)
 	return c
 }
 
 // podPointerList stands in the lists map for pods streamed as pointers, so
 // that Err and Metadata see them as listed.
 type podPointerList struct{ corev1.PodList }
+
+// PersistentVolumeClaims returns the listed PersistentVolumeClaims.
+func (s *Snapshot) PersistentVolumeClaims() []corev1.PersistentVolumeClaim {
+	if l := typed[*corev1.PersistentVolumeClaimList](s, PersistentVolumeClaims); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// StorageClasses returns the listed StorageClasses.
+func (s *Snapshot) StorageClasses() []storagev1.StorageClass {
+	if l := typed[*storagev1.StorageClassList](s, StorageClasses); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// HorizontalPodAutoscalers returns the listed autoscaling/v2 HPAs.
+func (s *Snapshot) HorizontalPodAutoscalers() []autoscalingv2.HorizontalPodAutoscaler {
+	if l := typed[*autoscalingv2.HorizontalPodAutoscalerList](s, HorizontalPodAutoscalers); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// PodDisruptionBudgets returns the listed PodDisruptionBudgets.
+func (s *Snapshot) PodDisruptionBudgets() []policyv1.PodDisruptionBudget {
+	if l := typed[*policyv1.PodDisruptionBudgetList](s, PodDisruptionBudgets); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Ingresses returns the listed Ingresses.
+func (s *Snapshot) Ingresses() []networkingv1.Ingress {
+	if l := typed[*networkingv1.IngressList](s, Ingresses); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// IngressClasses returns the listed IngressClasses.
+func (s *Snapshot) IngressClasses() []networkingv1.IngressClass {
+	if l := typed[*networkingv1.IngressClassList](s, IngressClasses); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Memo returns the value build computes from s, computing it once per
+// snapshot and key however many checks ask, concurrently or not: derived
+// indexes (owners, endpoint readiness) are built once per scan. build must
+// only read s. Keys should be values of an unexported type of the caller's
+// package, as with context keys.
+func Memo[T any](s *Snapshot, key any, build func() T) T {
+	e, _ := s.memo.LoadOrStore(key, &memoEntry{})
+	m := e.(*memoEntry)
+	m.once.Do(func() { m.v = build() })
+	return m.v.(T)
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    any
+}

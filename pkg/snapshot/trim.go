@@ -1,6 +1,11 @@
 package snapshot
 
 import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,11 +16,28 @@ import (
 // Trim drops, from one decoded object, what no check reads: managedFields,
 // the last-applied-configuration annotation, and in pod specs (pods and
 // workload templates) container env, commands, probes and ports, and the
-// sources of volumes that are not hostPath. At 30,000 pods this is most of
+// sources of volumes other than hostPath and persistentVolumeClaim.
+// Container resources are kept: OOM kills and scheduling are judged by them. At 30,000 pods this is most of
 // the memory a scan holds. A check that needs a trimmed field must keep it
 // here: fixture snapshots are trimmed the same way, so a fixture test fails
 // first.
-func Trim(obj runtime.Object) {
+func Trim(obj runtime.Object) { (*Trimmer)(nil).Trim(obj) }
+
+// Trimmer trims like Trim and, in addition, shares identical container
+// resource lists between the objects it trims: the pods of one template
+// carry equal requests and limits, and a snapshot is read-only, so 30,000
+// pods of 300 templates keep 300 ResourceLists instead of 30,000 maps of
+// quantities. Use one Trimmer per snapshot; it is safe for concurrent use.
+type Trimmer struct {
+	mu    sync.Mutex
+	lists map[string]corev1.ResourceList
+}
+
+// NewTrimmer returns a Trimmer with an empty table of resource lists.
+func NewTrimmer() *Trimmer { return &Trimmer{lists: map[string]corev1.ResourceList{}} }
+
+// Trim trims obj in place (see Trim); a nil Trimmer shares nothing.
+func (tr *Trimmer) Trim(obj runtime.Object) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
 		if a := m.GetAnnotations(); a != nil {
@@ -25,51 +47,86 @@ func Trim(obj runtime.Object) {
 			}
 		}
 	}
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		trimPodSpec(&o.Spec)
-	case *appsv1.ReplicaSet:
-		trimPodSpec(&o.Spec.Template.Spec)
-	case *appsv1.Deployment:
-		trimPodSpec(&o.Spec.Template.Spec)
-	case *appsv1.DaemonSet:
-		trimPodSpec(&o.Spec.Template.Spec)
-	case *appsv1.StatefulSet:
-		trimPodSpec(&o.Spec.Template.Spec)
-	case *batchv1.Job:
-		trimPodSpec(&o.Spec.Template.Spec)
-	case *batchv1.CronJob:
-		trimPodSpec(&o.Spec.JobTemplate.Spec.Template.Spec)
+	if spec, _ := PodSpecOf(obj); spec != nil {
+		tr.trimPodSpec(spec)
 	}
 }
 
-func trimPodSpec(s *corev1.PodSpec) {
+// PodSpecOf returns the pod spec an object carries and its JSON pointer
+// ("/spec" for a pod, "/spec/template/spec" for workloads,
+// "/spec/jobTemplate/spec/template/spec" for a CronJob); nil for objects
+// without one. It is the one list of the kinds that carry a pod template.
+func PodSpecOf(obj runtime.Object) (*corev1.PodSpec, string) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return &o.Spec, "/spec"
+	case *appsv1.ReplicaSet:
+		return &o.Spec.Template.Spec, "/spec/template/spec"
+	case *appsv1.Deployment:
+		return &o.Spec.Template.Spec, "/spec/template/spec"
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template.Spec, "/spec/template/spec"
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template.Spec, "/spec/template/spec"
+	case *batchv1.Job:
+		return &o.Spec.Template.Spec, "/spec/template/spec"
+	case *batchv1.CronJob:
+		return &o.Spec.JobTemplate.Spec.Template.Spec, "/spec/jobTemplate/spec/template/spec"
+	}
+	return nil, ""
+}
+
+func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
 		for i := range cs {
-			trimContainer(&cs[i])
+			tr.trimContainer(&cs[i])
 		}
 	}
 	for i := range s.EphemeralContainers {
-		trimContainer((*corev1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon))
+		tr.trimContainer((*corev1.Container)(&s.EphemeralContainers[i].EphemeralContainerCommon))
 	}
 	for i := range s.Volumes {
-		if s.Volumes[i].HostPath == nil {
-			s.Volumes[i].VolumeSource = corev1.VolumeSource{}
+		v := &s.Volumes[i].VolumeSource
+		if v.HostPath == nil && v.PersistentVolumeClaim == nil {
+			*v = corev1.VolumeSource{}
 		}
 	}
 }
 
-func trimContainer(c *corev1.Container) {
+func (tr *Trimmer) trimContainer(c *corev1.Container) {
 	c.Env, c.EnvFrom, c.Command, c.Args = nil, nil, nil, nil
 	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
 	c.Ports = nil
-	c.Resources = corev1.ResourceRequirements{} // quantities are heavy and no check reads them
+	c.Resources.Requests = tr.share(c.Resources.Requests)
+	c.Resources.Limits = tr.share(c.Resources.Limits)
+}
+
+// share returns the table's list equal to l, adding l when it is new.
+func (tr *Trimmer) share(l corev1.ResourceList) corev1.ResourceList {
+	if tr == nil || len(l) == 0 {
+		return l
+	}
+	var key strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(l)) {
+		q := l[name]
+		key.WriteString(string(name))
+		key.WriteByte('=')
+		key.WriteString(q.String())
+		key.WriteByte(',')
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if shared, ok := tr.lists[key.String()]; ok {
+		return shared
+	}
+	tr.lists[key.String()] = l
+	return l
 }
 
 // trimList trims every item of a list in place.
-func trimList(list runtime.Object) {
+func (tr *Trimmer) trimList(list runtime.Object) {
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
-		Trim(o)
+		tr.Trim(o)
 		return nil
 	})
 }

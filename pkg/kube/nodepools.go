@@ -1,0 +1,206 @@
+package kube
+
+import (
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// providerPoolLabels name a node's pool as providers and autoscalers label
+// it, in order of preference (unexported: a shared slice must not be changed).
+var providerPoolLabels = []string{
+	"eks.amazonaws.com/nodegroup",
+	"alpha.eksctl.io/nodegroup-name",
+	"cloud.google.com/gke-nodepool",
+	"karpenter.sh/nodepool",
+	"kubernetes.azure.com/agentpool",
+	"doks.digitalocean.com/node-pool",
+	"node.kubernetes.io/pool",
+}
+
+// poolLabels are providerPoolLabels plus the instance type, node-drift's
+// fallback for fleets without a pool label.
+var poolLabels = append(slices.Clone(providerPoolLabels), "node.kubernetes.io/instance-type")
+
+// ProviderPool is the node's provider pool label and value, if it has one.
+func ProviderPool(n *corev1.Node) (label, value string, ok bool) {
+	for _, l := range providerPoolLabels {
+		if v := n.Labels[l]; v != "" {
+			return l, v, true
+		}
+	}
+	return "", "", false
+}
+
+// NoPool is the pool of nodes that carry none of poolLabels.
+const NoPool = "<none>"
+
+// NodePool returns the node's pool and the label that names it ("" for NoPool).
+func NodePool(n *corev1.Node) (pool, label string) {
+	for _, l := range poolLabels {
+		if v := n.Labels[l]; v != "" {
+			return v, l
+		}
+	}
+	return NoPool, ""
+}
+
+// NodeVersions is what a node runs, from its status.nodeInfo.
+type NodeVersions struct {
+	Kubelet          string `json:"kubelet"`
+	Kernel           string `json:"kernel"`
+	OSImage          string `json:"osImage"`
+	ContainerRuntime string `json:"containerRuntime"`
+	Architecture     string `json:"architecture"`
+}
+
+// Versions reads a node's NodeVersions from its status.nodeInfo.
+func Versions(n *corev1.Node) NodeVersions {
+	i := n.Status.NodeInfo
+	return NodeVersions{Kubelet: i.KubeletVersion, Kernel: i.KernelVersion, OSImage: i.OSImage,
+		ContainerRuntime: i.ContainerRuntimeVersion, Architecture: i.Architecture}
+}
+
+// Empty is true for a node that has not reported its nodeInfo.
+func (v NodeVersions) Empty() bool { return v == NodeVersions{} }
+
+// DriftField is one field of NodeVersions compared within a pool.
+type DriftField struct {
+	Key   string // JSON name, listed in a node listing's odd fields
+	Title string // in messages
+	Get   func(NodeVersions) string
+}
+
+var DriftFields = []DriftField{
+	{"kubelet", "kubelet", func(v NodeVersions) string { return v.Kubelet }},
+	{"kernel", "kernel", func(v NodeVersions) string { return v.Kernel }},
+	{"osImage", "OS image", func(v NodeVersions) string { return v.OSImage }},
+	{"containerRuntime", "container runtime", func(v NodeVersions) string { return v.ContainerRuntime }},
+	{"architecture", "architecture", func(v NodeVersions) string { return v.Architecture }},
+}
+
+// perArch: kernel releases are built per architecture (…x86_64, …aarch64),
+// so kernels are compared only among nodes of the same architecture.
+func (f DriftField) perArch() bool { return f.Key == "kernel" }
+
+// archMixIsOdd: managed node groups run one machine type, so one
+// architecture; Karpenter pools and unlabelled fleets may mix on purpose.
+func archMixIsOdd(label string) bool {
+	switch label {
+	case "eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "kubernetes.azure.com/agentpool":
+		return true
+	}
+	return false
+}
+
+type PoolNode struct {
+	Name string
+	V    NodeVersions
+}
+
+type Pool struct {
+	Name, Label string
+	Nodes       []PoolNode // sorted by name; nodes without nodeInfo included
+}
+
+// Pools groups nodes by pool, sorted by pool name.
+func Pools(nodes []corev1.Node) []*Pool {
+	byName := map[string]*Pool{}
+	var out []*Pool
+	for i := range nodes {
+		n := &nodes[i]
+		name, label := NodePool(n)
+		p := byName[name]
+		if p == nil {
+			p = &Pool{Name: name, Label: label}
+			byName[name] = p
+			out = append(out, p)
+		}
+		p.Nodes = append(p.Nodes, PoolNode{Name: n.Name, V: Versions(n)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	for _, p := range out {
+		sort.Slice(p.Nodes, func(i, j int) bool { return p.Nodes[i].Name < p.Nodes[j].Name })
+	}
+	return out
+}
+
+// ValueCount is one value of a field within a pool and the nodes that have it.
+type ValueCount struct {
+	Value string
+	Nodes []string
+}
+
+// FieldDrift is a field whose value differs within (part of) a pool: the
+// values, most common first; every value after the first is odd.
+type FieldDrift struct {
+	Field  DriftField
+	Arch   string // the architecture compared within, for per-arch fields
+	Values []ValueCount
+}
+
+// drift returns the fields that differ within the pool, in DriftFields order.
+func (p *Pool) Drift() []FieldDrift {
+	var out []FieldDrift
+	for _, f := range DriftFields {
+		if f.Key == "architecture" && !archMixIsOdd(p.Label) {
+			continue
+		}
+		groups := map[string][]PoolNode{"": nil}
+		if f.perArch() {
+			groups = map[string][]PoolNode{}
+		}
+		for _, n := range p.Nodes {
+			if n.V.Empty() {
+				continue
+			}
+			key := ""
+			if f.perArch() {
+				key = n.V.Architecture
+			}
+			groups[key] = append(groups[key], n)
+		}
+		var arches []string
+		for a := range groups {
+			arches = append(arches, a)
+		}
+		sort.Strings(arches)
+		for _, a := range arches {
+			counts := map[string][]string{}
+			for _, n := range groups[a] {
+				if v := f.Get(n.V); v != "" {
+					counts[v] = append(counts[v], n.Name)
+				}
+			}
+			if len(counts) < 2 {
+				continue
+			}
+			d := FieldDrift{Field: f, Arch: a}
+			for v, names := range counts {
+				d.Values = append(d.Values, ValueCount{Value: v, Nodes: names})
+			}
+			sort.Slice(d.Values, func(i, j int) bool {
+				if len(d.Values[i].Nodes) != len(d.Values[j].Nodes) {
+					return len(d.Values[i].Nodes) > len(d.Values[j].Nodes)
+				}
+				return d.Values[i].Value < d.Values[j].Value
+			})
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// odd maps node name to the field keys on which it differs from its pool.
+func OddFields(drift []FieldDrift) map[string][]string {
+	out := map[string][]string{}
+	for _, d := range drift {
+		for _, vc := range d.Values[1:] {
+			for _, n := range vc.Nodes {
+				out[n] = append(out[n], d.Field.Key)
+			}
+		}
+	}
+	return out
+}
