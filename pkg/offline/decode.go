@@ -75,6 +75,7 @@ type stream struct {
 	name    string
 	lenient bool
 	doc     int
+	seen    int // documents with content so far
 	// dump state: set when the stream opened with a dump header.
 	dump      bool
 	cur       *snapshot.Resource
@@ -168,6 +169,7 @@ func (st *stream) value(raw []byte) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
+	st.seen++
 	switch raw[0] {
 	case '[':
 		var arr []json.RawMessage
@@ -280,7 +282,7 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 		d.stats.Unconverted[skip]++
 		return nil
 	case !known || r.GVR().GroupVersion().String() != target:
-		d.stats.Ignored[kind]++
+		d.stats.Ignored[kindName(apiVersion, kind)]++
 		return nil
 	}
 	obj, err := snapshot.Scheme().New(r.GVR().GroupVersion().WithKind(kind))
@@ -306,7 +308,7 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 // record handles the records of a kubectl-doctor dump.
 func (st *stream) record(raw []byte, kind string) error {
 	if kind == KindHeader {
-		if st.doc != 1 || st.dump {
+		if st.seen != 1 || st.dump {
 			return st.fail("a dump header that does not open its file")
 		}
 		var h Header
@@ -427,4 +429,15 @@ func (f *logFilter) Read(p []byte) (int, error) {
 	n := copy(p, f.buf)
 	f.buf = f.buf[n:]
 	return n, nil
+}
+
+// kindName is "ConfigMap" for built-in kinds and "Node.longhorn.io" for
+// others, so that a custom resource is not mistaken for the kind it shares
+// a name with.
+func kindName(apiVersion, kind string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok || !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io") {
+		return kind
+	}
+	return kind + "." + group
 }

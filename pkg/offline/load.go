@@ -209,6 +209,12 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 	defer rc.Close()
 	t.d.stats.Files++
 	err = t.d.decodeStream(display, rc, inMarker >= 0)
+	if err != nil && inMarker >= 0 && !t.readsResource(parts[inMarker+1:]) {
+		// Custom resources, CRDs, RBAC, redacted copies: no check reads
+		// them, and redaction may leave them invalid.
+		t.d.stats.NotObjects++
+		return nil
+	}
 	if err != nil && inMarker < 0 {
 		// Outside a bundle's resource directories: fatal only if this
 		// turns out not to be a bundle.
@@ -248,6 +254,15 @@ func (t *tree) clusterVersion(display string, open func() (io.ReadCloser, error)
 	}
 	t.serverVersion = v.Info.GitVersion
 	return nil
+}
+
+// readsResource says whether a file of a bundle's cluster-resources (parts:
+// its path below that directory) holds a resource some check reads: only
+// those must be valid.
+func (t *tree) readsResource(parts []string) bool {
+	name := strings.TrimSuffix(parts[0], path.Ext(parts[0]))
+	_, ok := bundleDirs[name]
+	return ok
 }
 
 // bundleDirs maps the file and directory names of a troubleshoot.sh bundle's

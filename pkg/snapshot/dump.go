@@ -144,9 +144,9 @@ func (s *Snapshot) Listed() []Resource {
 	return out
 }
 
-func (s *Snapshot) absentReason(live string) string {
+func (s *Snapshot) absentReason(r Resource, live string) string {
 	if s.absent != "" {
-		return s.absent
+		return s.absent + ": " + r.String()
 	}
 	return live
 }
