@@ -216,7 +216,7 @@ func (st *stream) list(tm typeMeta) error {
 	itemKind := strings.TrimSuffix(tm.Kind, "List")
 	if itemKind != "" && !st.dump {
 		if target, _, skip := convertTarget(tm.APIVersion, itemKind); skip == "" {
-			if r, ok := snapshot.ResourceOf(itemKind); ok && r.GVR().GroupVersion().String() == target {
+			if r, ok := resourceOf(target, itemKind); ok {
 				if !st.d.secret(itemKind) {
 					st.d.b.Present(r)
 				}
@@ -266,7 +266,7 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 	if err != nil {
 		return st.fail(fmt.Sprintf("converting %s %s: %v", apiVersion, kind, err))
 	}
-	r, known := snapshot.ResourceOf(kind)
+	r, known := resourceOf(target, kind)
 	if st.dump {
 		if st.cur == nil || st.remaining == 0 {
 			return st.fail(fmt.Sprintf("%s %s outside the objects a DumpRead record announces", apiVersion, kind))
@@ -281,7 +281,7 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 	case skip != "":
 		d.stats.Unconverted[skip]++
 		return nil
-	case !known || r.GVR().GroupVersion().String() != target:
+	case !known:
 		d.stats.Ignored[kindName(apiVersion, kind)]++
 		return nil
 	}
@@ -440,4 +440,18 @@ func kindName(apiVersion, kind string) string {
 		return kind
 	}
 	return kind + "." + group
+}
+
+// resourceOf is the resource that holds kind in apiVersion, if a check
+// reads it (only in the version checks read: convert first).
+func resourceOf(apiVersion, kind string) (snapshot.Resource, bool) {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group = ""
+	}
+	r, found := snapshot.ResourceFor(group, kind)
+	if !found || r.GVR().GroupVersion().String() != apiVersion {
+		return snapshot.Resource{}, false
+	}
+	return r, true
 }

@@ -131,7 +131,7 @@ func (w *Writer) WriteRead(r snapshot.Resource, s *snapshot.Snapshot) (int, erro
 		}
 		rec.Metrics = b.String()
 	default:
-		objs = s.Objects(r)
+		objs = s.ReadObjects(r)
 		rec.Count = len(objs)
 	}
 	w.reads++

@@ -56,14 +56,6 @@ func mustLoad(t *testing.T, p string, opts offline.Options) *offline.Result {
 	return res
 }
 
-func names(objs []snapshot.Resource, s *snapshot.Snapshot) map[string]int {
-	out := map[string]int{}
-	for _, r := range objs {
-		out[r.String()] = len(s.Objects(r))
-	}
-	return out
-}
-
 // TestClusterInfoDumpTree: `kubectl cluster-info dump --output-directory`
 // writes nodes.json and NS/{events,pods,...}.json lists (items without
 // apiVersion/kind) and NS/POD/logs.txt; only what it wrote is present.

@@ -33,17 +33,6 @@ func NewBuilder(absent string) *Builder {
 	return &Builder{absent: absent, items: map[Resource][]runtime.Object{}, present: map[Resource]bool{}, errs: map[Resource]error{}}
 }
 
-// ResourceOf returns the resource a snapshot files objects of kind under
-// (events: the unfiltered event list), and whether it holds that kind at all.
-func ResourceOf(kind string) (Resource, bool) {
-	for _, r := range known {
-		if r.Kind == kind {
-			return r, true
-		}
-	}
-	return Resource{}, false
-}
-
 // Present records that r was read, possibly empty.
 func (b *Builder) Present(r Resource) { b.present[r] = true }
 
@@ -106,29 +95,21 @@ func (b *Builder) Build(namespace, serverVersion string) (*Snapshot, error) {
 	return s, nil
 }
 
-// Objects returns what the snapshot holds for r, as a scan's checks see it:
-// events filtered by r's field selector, pods as the snapshot's pointers;
-// nil when r was not listed. A dump writer reads the snapshot back with it.
-func (s *Snapshot) Objects(r Resource) []runtime.Object {
+// ReadObjects returns what read r gave, as a scan's checks see it: unlike
+// Objects, events are filtered by r's field selector (in-memory snapshots
+// hold all events in one list); nil when r was not read. A dump writer
+// reads the snapshot back with it.
+func (s *Snapshot) ReadObjects(r Resource) []runtime.Object {
 	if s.Err(r) != nil || r.Path != "" {
 		return nil
 	}
-	var out []runtime.Object
-	switch {
-	case r.Kind == "Event":
-		evs := s.Events(r.FieldSelector)
-		for i := range evs {
-			out = append(out, &evs[i])
-		}
-	case r == Pods:
-		for _, p := range s.pods {
-			out = append(out, p)
-		}
-	default:
-		_ = meta.EachListItem(s.list(r), func(o runtime.Object) error {
-			out = append(out, o)
-			return nil
-		})
+	if r.Kind != "Event" {
+		return s.Objects(r)
+	}
+	evs := s.Events(r.FieldSelector)
+	out := make([]runtime.Object, len(evs))
+	for i := range evs {
+		out[i] = &evs[i]
 	}
 	return out
 }
