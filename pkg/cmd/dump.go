@@ -129,6 +129,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		objects += n
 	}
 	progress.done()
+	w.Finished = time.Now().UTC().Truncate(time.Second)
 	if err := w.Close(); err != nil {
 		return o.writeError(err)
 	}

@@ -100,7 +100,7 @@ func printInputSummary(w io.Writer, from string, res *offline.Result, now time.T
 	switch {
 	case res.Header != nil:
 		fmt.Fprintf(w, "kubectl doctor: captured %s from %s (%s) by kubectl-doctor %s; ages are as of the capture\n",
-			res.Header.CapturedAt.UTC().Format(time.RFC3339), report.Esc(res.Header.Server), report.Esc(res.Header.ServerVersion), report.Esc(res.Header.DoctorVersion))
+			now.UTC().Format(time.RFC3339), report.Esc(res.Header.Server), report.Esc(res.Header.ServerVersion), report.Esc(res.Header.DoctorVersion))
 	case !res.Now.IsZero():
 		fmt.Fprintf(w, "kubectl doctor: no capture time in the input: ages are as of its newest timestamp, %s\n", now.UTC().Format(time.RFC3339))
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -67,6 +68,8 @@ type decoder struct {
 	ns     string // -n: drop namespaced objects of other namespaces
 	clock  newest
 	header *Header // the dump header, once read
+	// finished is the dump's end of capture, when it records one.
+	finished time.Time
 }
 
 // stream is the state of one file or stream being decoded.
@@ -354,6 +357,13 @@ func (st *stream) record(raw []byte, kind string) error {
 			st.d.b.Present(r)
 		}
 	case KindEnd:
+		var end endRecord
+		if err := json.Unmarshal(raw, &end); err != nil {
+			return st.fail(fmt.Sprintf("DumpEnd record: %v", jsonErr(err)))
+		}
+		if end.FinishedAt != nil {
+			st.d.finished = *end.FinishedAt
+		}
 		st.ended, st.cur = true, nil
 	default:
 		return st.fail(fmt.Sprintf("unknown dump record %q", kind))

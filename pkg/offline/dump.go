@@ -35,8 +35,10 @@ const (
 )
 
 // Header is the first record of a dump: what was captured, when, by what.
-// CapturedAt is the clock a scan of the dump runs at, so that ages in the
-// findings are those of the capture.
+// CapturedAt is when reading began; the end record's finishedAt, when it
+// ended, is the clock a scan of the dump runs at (as a live scan judges ages
+// once its reads are done), so that ages in the findings are those of the
+// capture.
 type Header struct {
 	APIVersion    string    `json:"apiVersion"`
 	Kind          string    `json:"kind"`
@@ -90,6 +92,8 @@ type endRecord struct {
 	Kind       string `json:"kind"`
 	Reads      int    `json:"reads"`
 	Objects    int    `json:"objects"`
+	// FinishedAt is when the last read ended.
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 }
 
 // Writer writes a dump as a YAML stream, one document per record and per
@@ -98,6 +102,9 @@ type endRecord struct {
 type Writer struct {
 	w              io.Writer
 	reads, objects int
+	// Finished, when set before Close, is recorded as the end of the
+	// capture: the clock a scan of the dump runs at.
+	Finished time.Time
 }
 
 // NewWriter writes the header and returns the writer.
@@ -154,7 +161,11 @@ func (w *Writer) WriteRead(r snapshot.Resource, s *snapshot.Snapshot) (int, erro
 
 // Close writes the end record; it does not close the underlying writer.
 func (w *Writer) Close() error {
-	return w.doc(endRecord{APIVersion: APIVersion, Kind: KindEnd, Reads: w.reads, Objects: w.objects})
+	end := endRecord{APIVersion: APIVersion, Kind: KindEnd, Reads: w.reads, Objects: w.objects}
+	if !w.Finished.IsZero() {
+		end.FinishedAt = &w.Finished
+	}
+	return w.doc(end)
 }
 
 func (w *Writer) doc(v any) error {

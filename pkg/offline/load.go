@@ -44,7 +44,7 @@ type Result struct {
 	Snapshot *snapshot.Snapshot
 	// Header is the dump's header; nil unless Format is FormatDump.
 	Header *Header
-	// Now is the capture time of a dump, else the newest timestamp in the
+	// Now is the end of a dump's capture, else the newest timestamp in the
 	// input (see newest); zero when the input records no time at all.
 	Now time.Time
 	// Format is FormatDump, FormatBundle or FormatObjects.
@@ -85,6 +85,9 @@ func Load(p string, opts Options) (*Result, error) {
 	switch {
 	case d.header != nil:
 		res.Format, res.Now, version = FormatDump, d.header.CapturedAt, d.header.ServerVersion
+		if !d.finished.IsZero() {
+			res.Now = d.finished
+		}
 		if ns == "" {
 			ns = d.header.Namespace
 		}

@@ -22,12 +22,13 @@ import (
 const fixtureVersion = "v1.37.2"
 
 // writeDump writes s as `kubectl doctor dump` would: every read of every
-// check, in plan order.
+// check, in plan order, reading from a minute before now until now (the
+// clock a scan of the dump must run at).
 func writeDump(t *testing.T, s *snapshot.Snapshot, now time.Time) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := offline.NewWriter(&buf, offline.Header{Server: "https://cp.example:6443", ServerVersion: s.ServerVersion,
-		CapturedAt: now, DoctorVersion: "v0.0.0-test"})
+		CapturedAt: now.Add(-time.Minute), DoctorVersion: "v0.0.0-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +37,7 @@ func writeDump(t *testing.T, s *snapshot.Snapshot, now time.Time) []byte {
 			t.Fatalf("writing %s: %v", r, err)
 		}
 	}
+	w.Finished = now
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestDumpHeaderAndEnd(t *testing.T) {
 	s, _ := snapshot.FromObjects()
 	s.ServerVersion = "v1.37.2"
 	out := string(writeDump(t, s, fixture.Now()))
-	for _, want := range []string{"kind: Dump\n", "serverVersion: v1.37.2\n", "capturedAt: \"2026-06-01T12:00:00Z\"\n",
+	for _, want := range []string{"kind: Dump\n", "serverVersion: v1.37.2\n", "capturedAt: \"2026-06-01T11:59:00Z\"\n", "finishedAt: \"2026-06-01T12:00:00Z\"\n",
 		"doctorVersion: v0.0.0-test\n", "server: https://cp.example:6443\n", "kind: DumpRead\n", "kind: DumpEnd\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dump lacks %q", want)
