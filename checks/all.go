@@ -18,10 +18,17 @@ func All() []*doctor.Check {
 		NodeHealth,
 		NodeDrift,
 		PendingTaints,
+		Unschedulable,
+		PVCPending,
+		JobFailed,
 		NodePodCapacity,
 		RolloutHistory,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,
+		ServiceEndpoints,
+		IngressBackends,
+		HPAScaling,
+		PDBBlocksDrain,
 	}
 }
