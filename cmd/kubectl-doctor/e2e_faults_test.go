@@ -54,9 +54,9 @@ func throughProxy(t *testing.T, o faultproxy.Options, from ...string) (*faultpro
 	return p, kc
 }
 
-// findingKeys are the findings of a report as check|severity|object:
+// scanKeys are the findings of a report as check|severity|object:
 // messages carry ages ("for 40s") that differ between two scans.
-func findingKeys(r doctor.Report, checks ...string) []string {
+func scanKeys(r doctor.Report, checks ...string) []string {
 	var out []string
 	for _, f := range r.Findings {
 		if len(checks) == 0 || slices.Contains(checks, f.Check) {
@@ -108,7 +108,7 @@ func TestFaultsRetriedChangeNothing(t *testing.T) {
 	if r.code != 1 || !rep.Complete || len(rep.Incomplete) != 0 {
 		t.Fatalf("exit %d, complete %v %+v, want 1 and complete\n%s", r.code, rep.Complete, rep.Incomplete, r.stderr)
 	}
-	if got, want := findingKeys(rep), findingKeys(want); !slices.Equal(got, want) {
+	if got, want := scanKeys(rep), scanKeys(want); !slices.Equal(got, want) {
 		t.Errorf("findings under faults differ:\n got %v\nwant %v", got, want)
 	}
 	for name, c := range statuses(want) {
@@ -136,8 +136,8 @@ func TestFaultsLatency(t *testing.T) {
 	_, kc := throughProxy(t, faultproxy.Options{Latency: 150 * time.Millisecond})
 	r := runDoctor(t, kc, "-o", "json")
 	rep := decodeReport(t, r.stdout)
-	if r.code != 1 || !rep.Complete || !slices.Equal(findingKeys(rep), findingKeys(want)) {
-		t.Errorf("with latency: exit %d, complete %v, findings %v, want %v", r.code, rep.Complete, findingKeys(rep), findingKeys(want))
+	if r.code != 1 || !rep.Complete || !slices.Equal(scanKeys(rep), scanKeys(want)) {
+		t.Errorf("with latency: exit %d, complete %v, findings %v, want %v", r.code, rep.Complete, scanKeys(rep), scanKeys(want))
 	}
 }
 
@@ -218,7 +218,7 @@ func TestFaultsHungRead(t *testing.T) {
 			others = append(others, c.Name)
 		}
 	}
-	if got, want := findingKeys(rep, others...), findingKeys(want, others...); !slices.Equal(got, want) {
+	if got, want := scanKeys(rep, others...), scanKeys(want, others...); !slices.Equal(got, want) {
 		t.Errorf("findings of the other checks:\n got %v\nwant %v", got, want)
 	}
 	if byFault, _ := p.Injected(); byFault[faultproxy.Hang] == 0 {
@@ -325,7 +325,7 @@ func TestFaultsViewUser(t *testing.T) {
 			t.Errorf("workload check %s did not run for the view user", name)
 		}
 	}
-	if got, want := findingKeys(rep, ran...), findingKeys(want, ran...); !slices.Equal(got, want) {
+	if got, want := scanKeys(rep, ran...), scanKeys(want, ran...); !slices.Equal(got, want) {
 		t.Errorf("findings of the checks the view user ran:\n got %v\nwant %v", got, want)
 	}
 	if statuses(rep)["node-taints"].Reason != "forbidden: needs list on nodes" {

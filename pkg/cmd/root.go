@@ -44,7 +44,7 @@ const exitCodesHelp = `Exit codes:
   1  findings at or above --fail-on, even if the scan is incomplete: what
      was not read can only add findings, so the gate fails either way
   2  the scan could not run (bad flag, unreadable kubeconfig, cluster
-     unreachable), or it is incomplete: a check errored because a read
+     unreachable, broken --from input), or it is incomplete: a check errored because a read
      failed or timed out, or no check could run at all (e.g. every read
      forbidden). The report is still printed; one line on stderr says
      what is missing and why, and the JSON has "complete": false.
@@ -64,6 +64,13 @@ command that fixes or inspects it. It only reads: each resource is listed once
 from the API server's watch cache, Secrets are never read, and a resource you
 may not list only skips the checks that need it.
 
+With --from it diagnoses a cluster it cannot reach, from a file or directory:
+a 'kubectl doctor dump', 'kubectl cluster-info dump' output, 'kubectl get
+-o yaml|json' output or a troubleshoot.sh support bundle (.tar.gz or
+unpacked). No kubeconfig is read and no request is made; checks whose
+resources the input lacks are skipped ("not in the dump"), and broken input
+exits 2 naming the file.
+
 ` + exitCodesHelp,
 		Example: `  # Scan the current context
   kubectl doctor
@@ -72,7 +79,13 @@ may not list only skips the checks that need it.
   kubectl doctor -o json --fail-on warning
 
   # Only some checks, one namespace
-  kubectl doctor --check rollout-history -n shop`,
+  kubectl doctor --check rollout-history -n shop
+
+  # Capture now, diagnose later or elsewhere
+  kubectl doctor dump -o snapshot.yaml.gz
+  kubectl doctor --from snapshot.yaml.gz
+  kubectl doctor --from support-bundle.tar.gz
+  kubectl cluster-info dump --all-namespaces | kubectl doctor --from -`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl doctor"},
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
@@ -104,6 +117,7 @@ may not list only skips the checks that need it.
 		newAuditCommand(streams),
 	)
 	root.AddCommand(newNodesCommand(streams, scan.cluster))
+	root.AddCommand(newDumpCommand(streams, scan.cluster)) // issue 13
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

@@ -33,6 +33,8 @@ type ScanOptions struct {
 	checks []*doctor.Check
 	// ci is --config, --baseline and --show-suppressed (scan_ci.go).
 	ci ciOptions
+	// offline is --from (scan_offline.go).
+	offline offlineOptions
 	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
 	// docs/performance.md): CPU over the whole scan, heap in use once the
 	// checks have run, when the snapshot is still alive.
@@ -57,6 +59,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
 	fs.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "Accept a partial scan (a read failed or timed out, or no check could run): exit by the findings instead of 2")
+	o.offline.addFlags(fs)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
 	_ = fs.MarkHidden("cpuprofile")
@@ -83,7 +86,11 @@ func (o *ScanOptions) Complete(cmd *cobra.Command) error {
 		return err
 	}
 	o.checks = selected
-	if cmd != nil {
+	switch {
+	case cmd == nil:
+	case o.offline.From != "": // no cluster, no kubeconfig
+		o.offline.complete(cmd)
+	default:
 		o.cluster.complete(cmd)
 	}
 	return nil
@@ -118,14 +125,11 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := o.cluster.connect(); err != nil {
-		return err
-	}
 	deadline := start.Add(o.cluster.Timeout)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	snap, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, o.checks, o.cluster.readDeadline(start), true)
+	snap, source, err := o.load(ctx, ioStreams{o.Out, o.ErrOut}, start) // the cluster, or --from
 	if err != nil {
 		return err
 	}
@@ -144,7 +148,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		}
 		runtime.KeepAlive(snap)
 	}
-	r.Cluster = doctor.Cluster{Server: o.cluster.Config.Host, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
+	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
 	r.Requests, r.Retries = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
 	o.ci.apply(r, snap, now)
