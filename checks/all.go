@@ -20,6 +20,7 @@ func All() []*doctor.Check {
 		PendingTaints,
 		NodePodCapacity,
 		RolloutHistory,
+		WorkloadPods,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,
