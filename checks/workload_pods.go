@@ -252,7 +252,7 @@ func causeDetails(g *kube.OwnerProblem) (verb, details string) {
 		} else {
 			details += " (" + ex.Reason + ")"
 		}
-		return "unable to pull their image", details
+		return "unable to pull the image", details
 	case kube.ConfigError:
 		if ex.Missing != "" {
 			details = fmt.Sprintf("%s cannot be created: %s does not exist (%s)", cp, ex.Missing, ex.Reason)
