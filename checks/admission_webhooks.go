@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
-	Reads:    kube.WebhookReads,
+	Reads:    append(slices.Clone(kube.WebhookReads), kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 
@@ -72,6 +73,17 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 			what = strings.Join(uniq(w.Operations), "/") + " of " + strings.Join(uniq(w.Resources), ", ")
 		}
 		if w.Broken != "" {
+			// Name the backend's own failure: workload-pods folds it into this finding.
+			var cause *kube.OwnerProblem
+			if s := w.Service; s != nil {
+				if sentence, g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
+					w.Broken, cause = w.Broken+" ("+sentence+")", g
+				}
+			}
+			if cause != nil {
+				text, cmd := cause.Inspect()
+				rem = append(rem, doctor.Remediation{Text: text + " (" + cause.Owner.KindName() + ")", Command: cmd})
+			}
 			if w.FailurePolicy == admissionregistrationv1.Fail {
 				raise(doctor.Critical)
 				problems = append(problems, fmt.Sprintf("%s: every matching %s is rejected", w.Broken, what))

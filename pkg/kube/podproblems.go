@@ -238,3 +238,22 @@ func PodController(p *corev1.Pod) string {
 	}
 	return ""
 }
+
+// Inspect is the command that shows the problem's evidence: the crashed
+// container's previous logs, or the pod's events.
+func (g *OwnerProblem) Inspect() (text, command string) {
+	ex := g.Example()
+	ns := g.Owner.Ref.Namespace
+	switch g.Cause {
+	case CrashLoop, OOMKill:
+		target := "pod/" + g.Pods[0].Name
+		switch g.Owner.Ref.Kind {
+		case "Deployment":
+			target = "deploy/" + g.Owner.Ref.Name
+		case "StatefulSet":
+			target = "sts/" + g.Owner.Ref.Name
+		}
+		return "read the crashed container's logs", fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)
+	}
+	return "see the kubelet's verdict in the pod's events", fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)
+}
