@@ -111,6 +111,8 @@ func availabilityOf(w *kube.Workload) availability {
 		return availability{replicasOf(o.Spec.Replicas), o.Status.AvailableReplicas, "replicas", true}
 	case *appsv1.StatefulSet:
 		return availability{replicasOf(o.Spec.Replicas), o.Status.AvailableReplicas, "replicas", true}
+	case *appsv1.ReplicaSet:
+		return availability{replicasOf(o.Spec.Replicas), o.Status.AvailableReplicas, "replicas", true}
 	case *appsv1.DaemonSet:
 		return availability{o.Status.DesiredNumberScheduled, o.Status.NumberAvailable, "scheduled pods", true}
 	}
@@ -312,6 +314,8 @@ func logsTarget(g *kube.OwnerProblem, a availability) string {
 			return "deploy/" + g.Owner.Ref.Name
 		case "StatefulSet":
 			return "sts/" + g.Owner.Ref.Name
+		case "ReplicaSet":
+			return "rs/" + g.Owner.Ref.Name
 		}
 	}
 	if g.Owner.Ref.Kind == "Job" {
