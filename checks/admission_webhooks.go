@@ -27,7 +27,7 @@ Every matching API request waits for an admission webhook. With
 ` + "`failurePolicy: Fail`" + ` and no healthy backend, every matching request is rejected:
 no pod can be created. With ` + "`failurePolicy: Ignore`" + ` each request first waits up to
 ` + "`timeoutSeconds`" + ` (default 10, maximum 30) and then silently skips the policy — in
-"The Snowball effect" (seed 002) a 30-second timeout failing open delayed pod
+"The Snowball effect" a 30-second timeout failing open delayed pod
 creation by up to 80 minutes and let a CronJob pile up 3,000 Jobs. A webhook
 that intercepts pods in every namespace, kube-system included, can take the
 cluster's own components down with it.
@@ -51,6 +51,7 @@ kube-system (and the webhook's own namespace) with a ` + "`namespaceSelector`" +
 ` + "`kubernetes.io/metadata.name`" + `.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#failure-policy
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#timeouts
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#avoiding-operating-on-the-kube-system-namespace`,

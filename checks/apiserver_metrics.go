@@ -25,8 +25,8 @@ var APIServerMetrics = &doctor.Check{
 Some of the worst incidents leave no trace in any object: a webhook that
 fails open skips its policy without an event; API Priority and Fairness
 rejects requests with 429s that only the client sees; tens of thousands of
-Failed pods or finished Jobs bloat etcd (seeds 000 and 002); a client whose
-LISTs filter after reading everything loads etcd (seed 003). The API server
+Failed pods or finished Jobs bloat etcd (Pinniped #1507, "The Snowball effect"); a client whose
+LISTs filter after reading everything loads etcd (KubeCon NA 2020). The API server
 counts all of it in its Prometheus metrics.
 
 ## How it is detected
@@ -55,6 +55,8 @@ the audit log (` + "`kubectl doctor audit`" + `), give them a low-priority FlowS
 delete the debris that inflates object counts, and fix the APIService backend.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
+- https://github.com/vmware-tanzu/pinniped/issues/1507
 - https://kubernetes.io/docs/reference/instrumentation/metrics/
 - https://kubernetes.io/docs/concepts/cluster-administration/flow-control/
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/`,

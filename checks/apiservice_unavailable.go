@@ -30,8 +30,8 @@ its backend is gone, its group fails discovery, and every client that needs
 the full list of resources fails with it: the namespace controller cannot
 prove a namespace empty, so namespace deletions hang in Terminating; the
 garbage collector stops; for ` + "`metrics.k8s.io`" + `, HorizontalPodAutoscalers and
-` + "`kubectl top`" + ` stop working. In "How the OOM-Killer deleted my namespace" (seed
-003) an unavailable metrics-server APIService blocked a namespace deletion for
+` + "`kubectl top`" + ` stop working. In "How the OOM-Killer deleted my namespace" (KubeCon
+NA 2020) an unavailable metrics-server APIService blocked a namespace deletion for
 four days — which then completed by surprise when metrics-server came back.
 
 ## How it is detected
@@ -49,6 +49,7 @@ if the extension was removed on purpose, delete its stale APIService. Know
 that blocked namespace deletions then complete at once.
 
 ## References
+- https://www.youtube.com/watch?v=MrNhdmyXXKg
 - https://kubernetes.io/docs/concepts/extend-kubernetes/api-extension/apiserver-aggregation/
 - https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace
 - https://github.com/kubernetes-sigs/metrics-server#troubleshooting`,

@@ -38,7 +38,7 @@ rejects them — Jobs pile up without pods, each one waiting forever: without
 ` + "`activeDeadlineSeconds`" + ` a Job never fails, so ` + "`successfulJobsHistoryLimit`" + ` and
 ` + "`failedJobsHistoryLimit`" + ` never prune it (the limits only "seem ignored"), and
 with ` + "`concurrencyPolicy: Forbid`" + ` one stuck Job stops every future run. In "The
-Snowball effect" (seed 002) an every-minute CronJob behind a slow webhook piled
+Snowball effect" an every-minute CronJob behind a slow webhook piled
 up 3,000 Jobs and 900 pods.
 
 ## How it is detected
@@ -58,6 +58,7 @@ CronJobs with ` + "`startingDeadlineSeconds`" + `; delete the stuck Jobs; consid
 ` + "`concurrencyPolicy: Forbid`" + ` for CronJobs whose runs must not overlap.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#cron-job-limitations
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#timeouts`,

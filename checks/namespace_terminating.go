@@ -28,7 +28,7 @@ every namespaced resource type, deletes the namespace's content, waits for
 finalizers, and only then removes the namespace. When any step cannot finish
 the namespace stays Terminating, indefinitely and without an alert; a new
 namespace of the same name cannot be created, and when the blocker goes away
-the deletion completes by surprise. In seed 003 an unavailable metrics-server
+the deletion completes by surprise. In "How the OOM-Killer Deleted My Namespace" (KubeCon NA 2020) an unavailable metrics-server
 APIService kept a namespace Terminating for four days.
 
 ## How it is detected
@@ -51,6 +51,7 @@ that owns their finalizers; remove a finalizer by hand only when that
 controller is gone for good.
 
 ## References
+- https://www.youtube.com/watch?v=MrNhdmyXXKg
 - https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace
 - https://kubernetes.io/docs/concepts/overview/working-with-objects/finalizers/
 - https://www.youtube.com/results?search_query=How+the+OOM-Killer+deleted+my+namespace`,

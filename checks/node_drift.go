@@ -27,7 +27,7 @@ var NodeDrift = &doctor.Check{
 Nodes are not abstract compute: each is a kernel, an OS image, a container
 runtime and a kubelet, and a bug or a feature that depends on one of them
 shows only on the nodes that have it. In "How the OOM-Killer Deleted My
-Namespace" (seed 003) metrics-server broke only when it was rescheduled onto
+Namespace" (KubeCon NA 2020) metrics-server broke only when it was rescheduled onto
 an older node that lacked a kubelet feature gate the newer nodes had, and a
 new node image with a new kernel made kubelets report "container runtime is
 down" after a few days. A pool whose nodes differ makes such failures follow
@@ -62,6 +62,7 @@ it) so that the whole pool runs one image; upgrade kubelets that are at or
 beyond the skew limit before upgrading the control plane again.
 
 ## References
+- https://www.youtube.com/watch?v=MrNhdmyXXKg
 - https://kubernetes.io/releases/version-skew-policy/#kubelet
 - https://kubernetes.io/docs/reference/labels-annotations-taints/#nodekubernetesioinstance-type
 - https://kubernetes.io/docs/tasks/administer-cluster/safely-drain-node/

@@ -27,7 +27,7 @@ var NodeHealth = &doctor.Check{
 A node whose kubelet is not Ready gets no new pods, and the pods on it are
 evicted once their ` + "`not-ready`/`unreachable`" + ` toleration runs out (300 s by
 default). The kubelet says why in its Ready condition, but its words can
-mislead: in "How the OOM-Killer Deleted My Namespace" (seed 003) kubelets on
+mislead: in "How the OOM-Killer Deleted My Namespace" (KubeCon NA 2020) kubelets on
 a new node image reported "container runtime is down" while
 ` + "`systemctl status containerd`" + ` said it was running — the runtime's CRI
 Status call was stuck behind a CNI plugin whose network-namespace teardown
@@ -59,6 +59,7 @@ machine is gone for good. For pressure, find and limit the pods using the
 resource, or give the node more of it.
 
 ## References
+- https://www.youtube.com/watch?v=MrNhdmyXXKg
 - https://kubernetes.io/docs/reference/node/node-status/#condition
 - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-based-evictions
 - https://kubernetes.io/docs/tasks/debug/debug-cluster/crictl/

@@ -29,7 +29,7 @@ and memory it has left: the scheduler says ` + "`Too many pods`" + ` and the pod
 Pending, or crowd onto the other nodes. The limit must match what the CNI can
 address: on EKS the VPC CNI gives each pod an IP from the instance's ENIs, so
 a small EC2 type addresses only 14 or 28 pods (in amazon-vpc-cni-k8s #714,
-seed 001, nodes "stalled at 14 pods, the other at 28"). A max-pods set above
+nodes "stalled at 14 pods, the other at 28"). A max-pods set above
 that is worse than a full node: the scheduler keeps placing pods there and
 they fail sandbox creation (` + "`failed to assign an IP address`" + `) and restart
 instead of waiting for a node with room.

@@ -33,7 +33,7 @@ the cloud provider leaves ` + "`node.cloudprovider.kubernetes.io/uninitialized`"
 on a node it never finished, and operators add ` + "`node.kubernetes.io/out-of-service`" + `
 to a dead node. With effect NoExecute every pod without a matching toleration
 is evicted (after 300 s by default for not-ready/unreachable). A forgotten
-cordon quietly shrinks the cluster. "The Snowball effect" (seed 002) starts
+cordon quietly shrinks the cluster. "The Snowball effect" starts
 its investigation by listing node taints for exactly this reason.
 
 ## How it is detected
@@ -52,6 +52,7 @@ whose maintenance is over; remove ` + "`out-of-service`" + ` once the node is ba
 deleted. The remediation lines give the command with the node names filled in.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-based-evictions
 - https://kubernetes.io/docs/reference/labels-annotations-taints/
 - https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/#non-graceful-node-shutdown`,

@@ -32,7 +32,7 @@ stays Pending forever, and nothing else complains: the Deployment is simply
 short of replicas. The scheduler's message only says
 ` + "`0/5 nodes are available: 3 node(s) had untolerated taint(s)`" + ` — recent releases no
 longer name the taint — so the operator has to compare every node's taints
-with the pod's tolerations by hand, as "The Snowball effect" (seed 002) does
+with the pod's tolerations by hand, as "The Snowball effect" does
 with jsonpath loops over ` + "`.spec.taints`" + `. Two different mistakes look the same
 from the pod: a dedicated pool (` + "`dedicated=gpu:NoSchedule`" + `, the control plane)
 that the workload was meant for but whose toleration is missing, and nodes
@@ -70,6 +70,7 @@ template cannot be changed: recreate the Job. Bare pods accept new tolerations
 in place, but fix the manifest that creates them too.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
 - https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodeselector
 - https://kubernetes.io/docs/reference/labels-annotations-taints/

@@ -33,7 +33,7 @@ that does not match, a taint...), the pod ends Failed with a
 ` + "`Pod was rejected:`" + ` message, and its controller creates a replacement at once,
 with no backoff. When the pod template pins ` + "`spec.nodeName`" + `, the scheduler is
 bypassed, capacity is never checked, and the loop never ends: in Pinniped issue
-#1507 (seed 000) one Deployment pinned to a full control-plane node made about
+#1507 one Deployment pinned to a full control-plane node made about
 1,000 Failed pods every seven minutes. kube-controller-manager garbage-collects
 terminated pods only above ` + "`--terminated-pod-gc-threshold`" + ` (12,500 by default), so
 they accumulate, bloating etcd, every pod LIST and every client cache

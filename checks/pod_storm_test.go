@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -57,10 +58,10 @@ func BenchmarkPodStorm100k(b *testing.B) {
 		if i < 20000 {
 			p.Namespace = "storm"
 			p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu", Message: "Pod was rejected: Node didn't have enough resource: cpu"}
-			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "agent-1", UID: "rs-agent", Controller: ptr(true)}}
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "agent-1", UID: "rs-agent", Controller: ptr.To(true)}}
 		} else {
 			p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
-			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: fmt.Sprintf("rs-%d", i%4000), UID: "x", Controller: ptr(true)}}
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: fmt.Sprintf("rs-%d", i%4000), UID: "x", Controller: ptr.To(true)}}
 		}
 		objs = append(objs, p)
 	}
@@ -77,5 +78,3 @@ func BenchmarkPodStorm100k(b *testing.B) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -26,7 +26,7 @@ When an incident starts right after a deploy, the first questions are "what
 changed?" and "can we go back?". Kubernetes keeps the answer in old
 revisions: ReplicaSets for Deployments, ControllerRevisions for DaemonSets
 and StatefulSets. The ` + "`kubernetes.io/change-cause`" + ` annotation turns them into a
-changelog ("The Snowball effect", seed 002, uses it exactly so). With
+changelog ("The Snowball effect", uses it exactly so). With
 ` + "`revisionHistoryLimit: 0`" + ` no old revision survives and ` + "`kubectl rollout undo`" + `
 has nothing to go back to.
 
@@ -53,6 +53,7 @@ Record why each rollout happens by annotating the workload with
 ` + "`kubernetes.io/change-cause`" + ` in the same apply that changes it.
 
 ## References
+- https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#checking-rollout-history-of-a-deployment
 - https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#failed-deployment
 - https://kubernetes.io/docs/reference/labels-annotations-taints/#change-cause`,

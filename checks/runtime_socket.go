@@ -30,7 +30,7 @@ reach the container runtime through its socket mounted from the host:
 ` + "`/var/run/docker.sock`" + ` (Docker Engine), ` + "`/var/run/dockershim.sock`" + ` (the kubelet's
 dockershim, removed in Kubernetes 1.24), ` + "`/run/containerd/containerd.sock`" + `,
 ` + "`/var/run/crio/crio.sock`" + `. The socket differs per runtime: amazon-vpc-cni-k8s
-PR #714 (seed 001) moved ipamd from the Docker API to the CRI socket for this
+PR #714 moved ipamd from the Docker API to the CRI socket for this
 reason, after ipamd's view of the node's pods went wrong and pod IPs leaked.
 An agent whose socket belongs to a runtime the node does not run finds no
 socket, or an empty directory the runtime created in its place: it starts,

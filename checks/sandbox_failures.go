@@ -36,7 +36,7 @@ for a pod sandbox, and the runtime asks the CNI plugin for the pod's network
 and IP address. When that fails the pod stays ` + "`ContainerCreating`" + ` forever:
 it is scheduled, counted against the node's ` + "`max-pods`" + `, and the scheduler keeps
 sending more pods to a node that cannot network them. In amazon-vpc-cni-k8s
-PR #714 (seed 001) ipamd lost track of its addresses and nodes that should
+PR #714 ipamd lost track of its addresses and nodes that should
 take 56 pods each stalled at 14 and 28 — one and two ENIs' worth of IPs —
 with every further pod failing ` + "`failed to assign an IP address to container`" + `.
 The scheduler cannot see this: ` + "`status.allocatable.pods`" + ` (the kubelet's
@@ -64,7 +64,7 @@ fifty nodes failing the same way should not be fifty findings. The finding's
 object is the node with the most stuck pods. For IP exhaustion, each node's
 pods that hold a sandbox (not terminal, with a running container or a pod IP)
 are compared with its ` + "`status.allocatable.pods`" + `: running out below that number
-means the node's max-pods is higher than what the CNI can address (the seed's
+means the node's max-pods is higher than what the CNI can address (the amazon-vpc-cni-k8s story's
 14 of 29), and the message says so with both numbers. Warning; critical when
 ten or more pods are stuck on one node.
 

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // The shape of the benchmark cluster (issue 6).
@@ -76,7 +77,7 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 		{"replicasets", replicaSets, func(ctx context.Context, i int) error {
 			rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d-5d8f7c", i), Namespace: ns(i),
 				Labels: map[string]string{"app": fmt.Sprintf("app-%04d", i)}, Annotations: map[string]string{"deployment.kubernetes.io/revision": "1"}},
-				Spec: appsv1.ReplicaSetSpec{Replicas: ptr(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": fmt.Sprintf("app-%04d", i)}},
+				Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": fmt.Sprintf("app-%04d", i)}},
 					Template: podTemplate(fmt.Sprintf("app-%04d", i))}}
 			_, err := kube.AppsV1().ReplicaSets(ns(i)).Create(ctx, rs, metav1.CreateOptions{})
 			return err
@@ -119,7 +120,7 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 		}},
 		{"jobs", jobs, func(ctx context.Context, i int) error {
 			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("report-%04d", i), Namespace: ns(i)},
-				Spec: batchv1.JobSpec{Suspend: ptr(true), Template: podTemplate("report")}}
+				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: podTemplate("report")}}
 			j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 			_, err := kube.BatchV1().Jobs(ns(i)).Create(ctx, j, metav1.CreateOptions{})
 			return err
@@ -134,7 +135,7 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 			ready := true
 			_, err = kube.DiscoveryV1().EndpointSlices(ns(i)).Create(ctx, &discoveryv1.EndpointSlice{
 				ObjectMeta:  metav1.ObjectMeta{Name: name + "-abcde", Labels: map[string]string{"kubernetes.io/service-name": name}},
-				AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Name: ptr("http"), Port: ptr(int32(8080))}},
+				AddressType: discoveryv1.AddressTypeIPv4, Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(8080))}},
 				Endpoints: []discoveryv1.Endpoint{{Addresses: []string{fmt.Sprintf("10.244.%d.%d", i/250, i%250+1)}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 			}, metav1.CreateOptions{})
 			return err
@@ -182,7 +183,7 @@ func podTemplate(app string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
 		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken: ptr(false),
+			AutomountServiceAccountToken: ptr.To(false),
 			Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1.0",
 				Env:       []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "REGION", Value: "eu-west-1"}},
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")}},
@@ -216,5 +217,3 @@ func parallel(ctx context.Context, n int, do func(context.Context, int) error) e
 	wg.Wait()
 	return firstErr
 }
-
-func ptr[T any](v T) *T { return &v }

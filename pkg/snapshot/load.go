@@ -196,7 +196,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
 	}
-	trimList(list)
+	(*Trimmer)(nil).trimList(list) // TODO(merge): the loader's Trimmer
 	return list, nil
 }
 

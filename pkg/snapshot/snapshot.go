@@ -64,6 +64,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		s.lists[r] = l
 	}
 	items := map[Resource][]runtime.Object{}
+	trim := NewTrimmer()
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if kind == "" {
@@ -81,7 +82,7 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		if err := meta.SetList(s.lists[r], objs); err != nil {
 			return nil, fmt.Errorf("filing %s: %w", r, err)
 		}
-		trimList(s.lists[r]) // exactly what a live scan keeps
+		trim.trimList(s.lists[r]) // exactly what a live scan keeps
 	}
 	s.pods = podPointers(s.lists[Pods])
 	return s, nil

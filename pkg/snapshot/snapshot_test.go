@@ -1,9 +1,11 @@
 package snapshot
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -51,5 +53,34 @@ func TestString(t *testing.T) {
 		if r.String() != want {
 			t.Errorf("%s, want %s", r.String(), want)
 		}
+	}
+}
+
+func TestTrimmerSharesEqualResources(t *testing.T) {
+	res := func(cpu string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}}
+	}
+	pod := func(name, cpu string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "a"},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: res(cpu), Env: []corev1.EnvVar{{Name: "X"}}}}}}
+	}
+	s, err := FromObjects(pod("p1", "500m"), pod("p2", "0.5"), pod("p3", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ptr := func(i int) uintptr {
+		return reflect.ValueOf(s.Pods()[i].Spec.Containers[0].Resources.Requests).Pointer()
+	}
+	if ptr(0) != ptr(1) {
+		t.Error("equal requests (500m and 0.5 CPU) must share one ResourceList")
+	}
+	if ptr(0) == ptr(2) {
+		t.Error("different requests must not be shared")
+	}
+	if q := s.Pods()[2].Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; q.String() != "1" {
+		t.Errorf("requests kept: %s", q.String())
+	}
+	if s.Pods()[0].Spec.Containers[0].Env != nil {
+		t.Error("env is trimmed")
 	}
 }
