@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -58,8 +59,9 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
 
 Problems are grouped by the pod's top owner (pod → ReplicaSet → Deployment,
 StatefulSet, DaemonSet, Job → CronJob, bare pod) and cause: one finding each,
-with the count of pods, how long, the nodes for a DaemonSet, and the owner's
-availability. No available replica of a Deployment, StatefulSet or DaemonSet
+with the count of pods, how long, the nodes for a DaemonSet, the owner's
+availability, and the Services that select the pods and have no ready
+endpoint left. No available replica of a Deployment, StatefulSet or DaemonSet
 is critical, a partial outage or a bare pod a warning. A problem younger than
 5 minutes, a rollout still within its ` + "`progressDeadlineSeconds`" + `, a container that
 restarted in the past and runs ready now, and finished pods (completed Jobs)
@@ -416,6 +418,13 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 	if a.known {
 		msg = a.String() + ": " + msg
 	}
+	if dead := servicesWithoutEndpoints(p.Snapshot, g); len(dead) > 0 {
+		if len(dead) == 1 {
+			msg += "; service " + dead[0] + " has no ready endpoint"
+		} else {
+			msg += fmt.Sprintf("; %d services have no ready endpoint: %s", len(dead), strings.Join(doctor.Examples(dead), ", "))
+		}
+	}
 	var names []string
 	for _, pod := range g.Pods {
 		names = append(names, pod.Namespace+"/"+pod.Name)
@@ -477,4 +486,21 @@ func orUnknown(s string) string {
 		return "?"
 	}
 	return s
+}
+
+// servicesWithoutEndpoints are the Services that select the group's pods and
+// have no ready endpoint: what the pods' failure takes down.
+func servicesWithoutEndpoints(s *snapshot.Snapshot, g *kube.OwnerProblem) []string {
+	svcs := kube.ServicesOf(s)
+	var out []string
+	for _, svc := range s.Services() {
+		if svc.Namespace != g.Owner.Ref.Namespace || len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		sel := labels.SelectorFromSet(svc.Spec.Selector)
+		if sel.Matches(labels.Set(g.Pods[0].Labels)) && svcs.ReadyAny(svc.Namespace, svc.Name) == 0 {
+			out = append(out, svc.Name)
+		}
+	}
+	return out
 }
