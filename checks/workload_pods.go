@@ -175,9 +175,15 @@ func runWorkloadPods(p *doctor.Pass) error {
 		}
 		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok {
 			if c := stuckRollout(d); c != nil {
-				if !stuckDone[key] {
+				// The stuck rollout is the new ReplicaSet's pods' cause: one
+				// finding; old pods failing too are a finding of their own.
+				fresh, old := splitByReplicaSet(g, newReplicaSet(histories[key], d))
+				if fresh != nil && !stuckDone[key] {
 					stuckDone[key] = true
-					reportStuck(p, d, c, g, histories[key])
+					reportStuck(p, d, c, fresh, histories[key])
+				}
+				if old != nil {
+					reportOwnerProblem(p, old, old.Since())
 				}
 				continue
 			}
@@ -503,4 +509,32 @@ func servicesWithoutEndpoints(s *snapshot.Snapshot, g *kube.OwnerProblem) []stri
 		}
 	}
 	return out
+}
+
+// newReplicaSet is the name of the ReplicaSet of the Deployment's current revision.
+func newReplicaSet(h kube.WorkloadHistory, d *appsv1.Deployment) string {
+	for _, r := range h.Revisions {
+		if fmt.Sprint(r.Revision) == d.Annotations[kube.RevisionAnnotation] {
+			if name, ok := strings.CutPrefix(r.Source, "replicaset/"); ok {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// splitByReplicaSet splits a group into the pods of ReplicaSet rs and the others.
+func splitByReplicaSet(g *kube.OwnerProblem, rs string) (in, out *kube.OwnerProblem) {
+	for i, pod := range g.Pods {
+		dst := &out
+		if rs != "" && kube.PodController(pod) == rs {
+			dst = &in
+		}
+		if *dst == nil {
+			*dst = &kube.OwnerProblem{Owner: g.Owner, Cause: g.Cause}
+		}
+		(*dst).Pods = append((*dst).Pods, pod)
+		(*dst).Problems = append((*dst).Problems, g.Problems[i])
+	}
+	return in, out
 }
