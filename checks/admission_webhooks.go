@@ -44,6 +44,11 @@ An unhealthy backend is critical with ` + "`failurePolicy: Fail`" + `, a warning
 (or everything) in every namespace including kube-system, with no
 ` + "`namespaceSelector`/`objectSelector`" + ` that excludes it, are a warning.
 
+When the backend Service's pods have a container problem (crash loop, OOM
+kill, image pull, missing configuration, never ready), the finding names it
+after the backend's state, and workload-pods does not report that workload
+again.
+
 ## How to fix
 Restore the webhook's backend, or delete the configuration if its controller
 is gone. Keep ` + "`timeoutSeconds`" + ` short (1–5s) for fail-open webhooks, and exclude

@@ -42,6 +42,11 @@ how long it has been so, what breaks for that group, and the namespaces whose
 deletion it currently blocks (their ` + "`NamespaceDeletionDiscoveryFailure`" + ` condition
 names the group). kubectl-doctor itself never uses discovery, so it keeps
 working during this very incident.
+When the backend Service's pods crash-loop, are OOM-killed, cannot pull their
+image or start, or run without becoming ready, the finding names that cause
+(` + "`deployment/metrics-server is crash-looping: its last termination message says ...`" + `)
+and the command to inspect it; workload-pods then does not report the same
+workload again.
 
 ## How to fix
 Restore the backing service (its pods, its endpoints, its certificate), or,
