@@ -313,10 +313,10 @@ func suggestedLimit(q *resource.Quantity) string {
 	return fmt.Sprintf("%dMi", int64(math.Ceil(mi)))
 }
 
-// logsTarget is what kubectl logs takes: deploy/NAME for owners whose pods
-// all fail, else one failing pod.
+// logsTarget is what kubectl logs takes: deploy/NAME when every pod of the
+// owner fails this way (kubectl picks any of them), else one failing pod.
 func logsTarget(g *kube.OwnerProblem, a availability) string {
-	if a.known && a.available == 0 && !g.Owner.Daemon() {
+	if a.known && a.available == 0 && int32(len(g.Pods)) >= a.desired && !g.Owner.Daemon() {
 		switch g.Owner.Ref.Kind {
 		case "Deployment":
 			return "deploy/" + g.Owner.Ref.Name
