@@ -18,7 +18,7 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
-	Reads:    append(slices.Clone(kube.WebhookReads), kube.PodProblemReads...),
+	Reads:    append(append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents), kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 
@@ -40,9 +40,16 @@ exist; no ready endpoint (EndpointSlices labelled
 empty (with no cert-manager or OpenShift CA-injection annotation) or not PEM
 certificates; URL webhooks, whose health cannot be seen from the API (info).
 An unhealthy backend is critical with ` + "`failurePolicy: Fail`" + `, a warning with
-` + "`Ignore`" + ` (the timeout is named when it exceeds 5s). Rules that intercept pods
-(or everything) in every namespace including kube-system, with no
-` + "`namespaceSelector`/`objectSelector`" + ` that excludes it, are a warning.
+` + "`Ignore`" + ` (the timeout is named when it exceeds 5s) — critical when the cluster
+shows the harm: ` + "`FailedCreate`" + ` events whose message names the webhook, or, when
+the scan reads the API server's /metrics, its
+` + "`apiserver_admission_webhook_fail_open_count`" + ` or calling-error
+` + "`apiserver_admission_webhook_rejection_count`" + `. Rules that intercept pods (or
+everything) in kube-system are reported with what the existing selectors let
+through ("its namespaceSelector excludes a, b but not kube-system"); on a
+healthy backend that observation alone is info. The suggested JSON patch adds
+a ` + "`matchExpressions`" + ` entry to an existing ` + "`namespaceSelector`" + ` (its terms are
+ANDed), so it never widens the webhook's scope.
 
 When the backend Service's pods have a container problem (crash loop, OOM
 kill, image pull, missing configuration, never ready), the finding names it
@@ -64,6 +71,7 @@ kube-system (and the webhook's own namespace) with a ` + "`namespaceSelector`" +
 
 func runAdmissionWebhooks(p *doctor.Pass) error {
 	hooks := kube.Webhooks(p.Snapshot)
+	harms := kube.WebhookHarms(p.Snapshot)
 	sort.SliceStable(hooks, func(i, j int) bool { return hooks[i].Config.Name < hooks[j].Config.Name })
 	for _, w := range hooks {
 		var problems []string
@@ -74,6 +82,7 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 				sev = s
 			}
 		}
+		var harm string
 		what := "requests"
 		if len(w.Resources) > 0 {
 			what = strings.Join(uniq(w.Operations), "/") + " of " + strings.Join(uniq(w.Resources), ", ")
@@ -94,7 +103,12 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 				raise(doctor.Critical)
 				problems = append(problems, fmt.Sprintf("%s: every matching %s is rejected", w.Broken, what))
 			} else {
+				// Failing open is a warning until the cluster shows the harm.
 				raise(doctor.Warning)
+				if h := harms[w.Name]; h.Any() {
+					raise(doctor.Critical)
+					harm = "the harm shows: " + h.Describe()
+				}
 				wait := ""
 				if w.Timeout > 5 {
 					wait = fmt.Sprintf(" may wait up to %ds, then", w.Timeout)
@@ -113,13 +127,20 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 			}
 		}
 		if w.InterceptsKubeSystem {
-			raise(doctor.Warning)
-			problems = append(problems, "it intercepts pods in every namespace, kube-system included, with no namespaceSelector or objectSelector excluding it")
-			rem = append(rem, doctor.Remediation{Text: "exclude kube-system (and the webhook's own namespace)",
-				Command: fmt.Sprintf(`kubectl patch %s %s --type=json -p '[{"op":"add","path":"/webhooks/%d/namespaceSelector","value":{"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system"]}]}}]'`,
-					w.KubectlKind(), w.Config.Name, w.Index)})
+			// Scope alone, on a healthy backend, is an observation.
+			raise(doctor.Info)
+			if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchLabels)+len(w.NamespaceSelector.MatchExpressions) == 0 {
+				problems = append(problems, "it intercepts pods in every namespace, kube-system included, "+w.NamespaceScope())
+			} else {
+				problems = append(problems, "it intercepts pods in kube-system: "+w.NamespaceScope())
+			}
+			rem = append(rem, doctor.Remediation{Text: "exclude kube-system too (and the webhook's own namespace), keeping its other selectors",
+				Command: fmt.Sprintf(`kubectl patch %s %s --type=json -p '%s'`, w.KubectlKind(), w.Config.Name, w.ExcludeKubeSystemPatch())})
 		}
-		if w.URL != "" && sev == 0 {
+		if harm != "" {
+			problems = append(problems, harm)
+		}
+		if w.URL != "" {
 			raise(doctor.Info)
 			problems = append(problems, fmt.Sprintf("it calls %s, whose health kubectl-doctor cannot see from the API", w.URL))
 			rem = append(rem, doctor.Remediation{Text: "watch the API server's webhook metrics for it (apiserver_admission_webhook_*)",

@@ -18,11 +18,18 @@ func All() []*doctor.Check {
 		NodeHealth,
 		NodeDrift,
 		PendingTaints,
+		Unschedulable,
+		PVCPending,
+		JobFailed,
 		NodePodCapacity,
 		RolloutHistory,
 		WorkloadPods,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,
+		ServiceEndpoints,
+		IngressBackends,
+		HPAScaling,
+		PDBBlocksDrain,
 	}
 }

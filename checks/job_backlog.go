@@ -75,15 +75,6 @@ type jobState struct {
 	event    *corev1.Event // the newest FailedCreate event, if any
 }
 
-func jobFinished(j *batchv1.Job) bool {
-	for _, c := range j.Status.Conditions {
-		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
-
 // scheduleInterval is the time between two runs of a cron schedule.
 func scheduleInterval(schedule string, now time.Time) (time.Duration, bool) {
 	s, err := cron.ParseStandard(schedule)
@@ -120,7 +111,7 @@ func runJobBacklog(p *doctor.Pass) error {
 		if j.Spec.Suspend != nil && *j.Spec.Suspend {
 			continue
 		}
-		st := jobState{job: j, finished: jobFinished(j), event: events[j.Namespace+"/"+j.Name]}
+		st := jobState{job: j, finished: kube.JobFinished(j), event: events[j.Namespace+"/"+j.Name]}
 		st.podless = !st.finished && j.Status.Active+j.Status.Succeeded+j.Status.Failed == 0
 		if owner := metav1.GetControllerOf(j); owner != nil && owner.Kind == "CronJob" {
 			byCronJob[j.Namespace+"/"+owner.Name] = append(byCronJob[j.Namespace+"/"+owner.Name], st)

@@ -52,8 +52,9 @@ checked against the pod's tolerations with the scheduler's own matching
 (` + "`TolerationsTolerateTaint`" + `; a cordon counts as the
 ` + "`node.kubernetes.io/unschedulable:NoSchedule`" + ` taint). A pod is reported only when
 every such node has at least one taint it does not tolerate; pods that match
-no node at all, or wait for CPU, memory or room on an untainted node, are
-left to other checks. Pods are grouped by top owner (pod → ReplicaSet →
+no node at all, or that some untainted node refuses for another reason (CPU,
+memory or room), are left to the unschedulable check, which explains every
+node's refusal. Pods are grouped by top owner (pod → ReplicaSet →
 Deployment, Job → CronJob, StatefulSet, DaemonSet); bare pods by namespace
 and the set of blocking taints. The finding lists each blocking taint with
 the nodes that carry it.
@@ -79,7 +80,7 @@ in place, but fix the manifest that creates them too.
 
 // pendingTaintsAfter is how long a pod must have been unschedulable before
 // it is reported: the scheduler retries, and a new node may be on its way.
-const pendingTaintsAfter = 5 * time.Minute
+const pendingTaintsAfter = kube.UnschedulableGrace
 
 func isProblemTaint(key string) bool {
 	c := kube.TaintClass(key)
@@ -113,20 +114,10 @@ func runPendingTaints(p *doctor.Pass) error {
 			continue
 		}
 		place := kube.NewPlacement(&pod.Spec, false)
-		allowed := place.MatchingNodes(nodes)
-		if len(allowed) == 0 {
-			continue // no node matches at all: not a taint problem
-		}
-		blocking := map[string][]corev1.Taint{}
-		for _, n := range allowed {
-			ts := place.BlockingTaints(n)
-			if len(ts) == 0 {
-				blocking = nil // an untainted node it may use: it waits for something else
-				break
-			}
-			blocking[n.Name] = ts
-		}
-		if blocking == nil {
+		// Pods with an untainted node to use, or none at all, are the
+		// unschedulable check's.
+		blocking, ok := kube.TaintBlocked(place, nodes)
+		if !ok {
 			continue
 		}
 		ids := map[string]bool{}

@@ -126,7 +126,7 @@ type wantFinding struct {
 // scenarioWant is, per check, exactly the findings the scenarios in
 // testdata/scenarios must produce on the real control plane, in report order.
 // Each area keeps its expectations in its own e2e_*_test.go file.
-var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant, podsWant, podsWantExtra)
+var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant, schedWant, networkWant, podsWant, podsWantExtra)
 
 func mergeWants(sets ...map[string][]wantFinding) map[string][]wantFinding {
 	out := map[string][]wantFinding{}
@@ -145,8 +145,9 @@ var incidentWant = map[string][]wantFinding{
 		{doctor.Warning, "mutatingwebhookconfiguration/sidecar-injector", `^webhook sidecar-injector\.example\.io, since the API server started: [\d,]+ requests were rejected because calling it failed$`, 1},
 	},
 	"admission-webhooks": {
+		// Failing open is critical once the API server's metrics show it skipped the policy.
+		{doctor.Critical, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io \(failurePolicy Ignore, timeout 30s\): service policy/pod-policy does not exist: every matching CREATE/UPDATE of pods may wait up to 30s, then silently skips the policy; it intercepts pods in every namespace, kube-system included.*; the harm shows: the API server skipped it [\d,]+ times`, 1},
 		{doctor.Critical, "mutatingwebhookconfiguration/sidecar-injector", `^webhook sidecar-injector\.example\.io \(failurePolicy Fail, timeout 30s\): service batch/sidecar-injector has no ready endpoint: every matching CREATE of pods is rejected$`, 1},
-		{doctor.Warning, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io \(failurePolicy Ignore, timeout 30s\): service policy/pod-policy does not exist: every matching CREATE/UPDATE of pods may wait up to 30s, then silently skips the policy; it intercepts pods in every namespace, kube-system included`, 1},
 	},
 	"apiservice-unavailable": {
 		{doctor.Critical, "apiservice/v1beta1.metrics.k8s.io", `^apiservice v1beta1\.metrics\.k8s\.io \(metrics\.k8s\.io/v1beta1, backed by service kube-system/metrics-server\) has been unavailable for \d+s: EndpointsNotFound: cannot find endpointslices for service/metrics-server in "kube-system"; HPAs on CPU/memory and kubectl top stop working.*; it blocks the deletion of 1 namespace: team-a$`, 1},

@@ -130,7 +130,8 @@ type result struct {
 func runDoctor(t *testing.T, kubeconfig string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(doctorBin, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "NO_COLOR=1", "HOME="+t.TempDir())
+	// A fresh HOME and XDG_CONFIG_HOME: no user config file is read.
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "NO_COLOR=1", "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()

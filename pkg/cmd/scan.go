@@ -7,12 +7,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 )
@@ -28,6 +28,8 @@ type ScanOptions struct {
 
 	failOn doctor.Severity
 	checks []*doctor.Check
+	// ci is --config, --baseline and --show-suppressed (scan_ci.go).
+	ci ciOptions
 	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
 	// docs/performance.md): CPU over the whole scan, heap in use once the
 	// checks have run, when the snapshot is still alive.
@@ -49,7 +51,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	o.cluster.addFlags(cmd.PersistentFlags())
 	fs.StringSliceVar(&o.Only, "check", nil, "Run only these checks (comma-separated names; see 'kubectl doctor checks')")
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
-	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
@@ -57,7 +59,8 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	_ = fs.MarkHidden("memprofile")
 	_ = cmd.RegisterFlagCompletionFunc("check", checkNames)
 	_ = cmd.RegisterFlagCompletionFunc("skip", checkNames)
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	o.ci.addFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.ScanFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"critical", "warning", "info", "never"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
@@ -68,24 +71,17 @@ func (o *ScanOptions) Complete(cmd *cobra.Command) error {
 
 // Validate rejects bad flag values, naming the flag.
 func (o *ScanOptions) Validate() error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
+	if !slices.Contains(report.ScanFormats, o.Output) {
+		return usageError("--output must be one of %s; got %q", strings.Join(report.ScanFormats, ", "), o.Output)
 	}
 	sev, err := doctor.ParseSeverity(o.FailOn)
 	if err != nil {
 		return usageError("--fail-on: %v", err)
 	}
 	o.failOn = sev
-	all := checks.All()
-	if err := doctor.Validate(all); err != nil {
-		return fmt.Errorf("internal: invalid check registry: %w", err)
-	}
-	selected, err := doctor.Select(all, o.Only, o.Skip)
+	selected, err := o.ci.selectChecks(o.Only, o.Skip)
 	if err != nil {
-		return usageError("--check/--skip: %v", err)
-	}
-	if len(selected) == 0 {
-		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
+		return err
 	}
 	o.checks = selected
 	return nil
@@ -126,8 +122,9 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	r.Cluster = doctor.Cluster{Server: cfg.Host, Version: ver.GitVersion, Namespace: o.cluster.Namespace}
 	r.Requests = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
+	o.ci.apply(r, snap, now)
 
-	if err := report.Print(o.Out, r, report.Options{Format: o.Output, Color: useColor(o.Out)}); err != nil {
+	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.checks, o.failOn)); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)

@@ -67,6 +67,7 @@ func (p *Pass) Report(f Finding) {
 	if f.Count == 0 {
 		f.Count = 1
 	}
+	f.Fingerprint = f.ComputeFingerprint()
 	p.findings = append(p.findings, f)
 }
 

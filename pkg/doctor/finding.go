@@ -41,6 +41,21 @@ type Finding struct {
 	Count       int           `json:"count"`
 	Examples    []string      `json:"examples,omitempty"`
 	Remediation []Remediation `json:"remediation,omitempty"`
+	// Cause is an optional short, stable token naming the kind of problem
+	// ("revision-history-limit", "oom-kill"), for checks that can report
+	// more than one problem on the same object. It is part of the
+	// fingerprint, so it must not carry counts, times or names.
+	Cause string `json:"cause,omitempty"`
+	// Fingerprint identifies the same problem across scans: a hash of the
+	// check, the object (group, kind, namespace, name) and Cause — never the
+	// message or counts, which change from one scan to the next. Baselines
+	// and SARIF's partialFingerprints use it. Set by the engine.
+	Fingerprint string `json:"fingerprint"`
+	// Baseline is "new" or "known" when the scan ran with --baseline.
+	Baseline string `json:"baseline,omitempty"`
+	// Suppression says why a suppressed finding is not reported (only in
+	// Report.Suppressed).
+	Suppression *Suppression `json:"suppression,omitempty"`
 }
 
 // MaxExamples is how many example names a grouped finding carries.

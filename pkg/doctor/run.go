@@ -57,6 +57,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 		r.Findings = append(r.Findings, fs...)
 	}
 	r.sort()
+	r.disambiguateFingerprints()
 	r.tally()
 	return r
 }
@@ -127,6 +128,13 @@ type Report struct {
 	Requests int `json:"requests"`
 	// Duration is the wall time of the scan.
 	Duration Duration `json:"duration"`
+	// CI workflow (ci.go): the config file used, findings suppressed by it
+	// or by annotations (only with --show-suppressed), baseline findings no
+	// longer reported, and ignore entries past their expiry date.
+	Config         string          `json:"config,omitempty"`
+	Suppressed     []Finding       `json:"suppressed,omitempty"`
+	Resolved       []Finding       `json:"resolved,omitempty"`
+	ExpiredIgnores []ExpiredIgnore `json:"expiredIgnores,omitempty"`
 }
 
 // Cluster identifies what was scanned.
@@ -145,6 +153,12 @@ type Summary struct {
 	Failed   int `json:"failed"`
 	Skipped  int `json:"skipped"`
 	Errors   int `json:"errors"`
+	// Suppressed counts findings silenced by the config or an annotation;
+	// New, Known and Resolved compare with --baseline (0 without one).
+	Suppressed int `json:"suppressed"`
+	New        int `json:"new,omitempty"`
+	Known      int `json:"known,omitempty"`
+	Resolved   int `json:"resolved,omitempty"`
 }
 
 // CheckResult is the outcome of one check.
@@ -222,10 +236,14 @@ func (r *Report) tally() {
 	}
 }
 
-// Worst is the highest severity among the findings, 0 when there are none.
+// Worst is the highest severity among the findings, 0 when there are none;
+// findings known from a baseline do not count.
 func (r *Report) Worst() Severity {
 	var w Severity
 	for _, f := range r.Findings {
+		if f.Baseline == BaselineKnown {
+			continue // in the baseline: known, does not fail the gate
+		}
 		if f.Severity > w {
 			w = f.Severity
 		}

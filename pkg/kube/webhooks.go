@@ -42,8 +42,10 @@ type Webhook struct {
 	URL                  string
 	Service              *admissionregistrationv1.ServiceReference
 	InterceptsKubeSystem bool // intercepts pods or everything in kube-system
-	Resources            []string
-	Operations           []string
+	// NamespaceSelector and ObjectSelector are the webhook's own, nil when unset.
+	NamespaceSelector, ObjectSelector *metav1.LabelSelector
+	Resources                         []string
+	Operations                        []string
 }
 
 // WebhookEntry is one webhook of a mutating or validating configuration,
@@ -94,7 +96,8 @@ func Webhooks(s *snapshot.Snapshot) []Webhook {
 
 func evaluate(svcs *Services, e WebhookEntry) Webhook {
 	policy, timeout, cc, rules, nsSel, objSel := e.FailurePolicy, e.TimeoutSeconds, e.ClientConfig, e.Rules, e.NamespaceSelector, e.ObjectSelector
-	w := Webhook{Config: e.Config, Index: e.Index, Name: e.Name, FailurePolicy: admissionregistrationv1.Fail, Timeout: 10, Service: cc.Service}
+	w := Webhook{Config: e.Config, Index: e.Index, Name: e.Name, FailurePolicy: admissionregistrationv1.Fail, Timeout: 10, Service: cc.Service,
+		NamespaceSelector: nsSel, ObjectSelector: objSel}
 	if policy != nil {
 		w.FailurePolicy = *policy
 	}

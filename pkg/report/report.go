@@ -20,11 +20,22 @@ import (
 // Formats accepted by -o.
 var Formats = []string{"table", "wide", "json", "yaml"}
 
+// ScanFormats are the formats of a scan's report: Formats, plus SARIF and
+// JUnit XML for CI systems.
+var ScanFormats = append(append([]string{}, Formats...), "sarif", "junit")
+
 // Options says how to print.
 type Options struct {
 	Format string
 	// Color enables ANSI colour; the caller decides (TTY and NO_COLOR).
 	Color bool
+	// For SARIF and JUnit: the tool's version, the checks that ran (for
+	// rule titles and docs), where a check's doc page is (nil: none), and
+	// the --fail-on threshold JUnit turns into failures.
+	ToolVersion string
+	Checks      []*doctor.Check
+	DocsURL     func(check string) string
+	FailOn      doctor.Severity
 }
 
 // Print writes r in the requested format.
@@ -34,6 +45,10 @@ func Print(w io.Writer, r *doctor.Report, o Options) error {
 		return JSON(w, r)
 	case "yaml":
 		return YAML(w, r)
+	case "sarif":
+		return SARIF(w, r, o)
+	case "junit":
+		return JUnit(w, r, o)
 	case "table", "wide", "":
 		return table(w, r, o)
 	}
@@ -142,7 +157,13 @@ func writeFindings(b *strings.Builder, findings []doctor.Finding, p palette, wid
 func table(w io.Writer, r *doctor.Report, o Options) error {
 	p := newPalette(o.Color)
 	var b strings.Builder
-	writeFindings(&b, r.Findings, p, o.Format == "wide")
+	wide := o.Format == "wide"
+	if usesBaseline(r) {
+		writeBaseline(&b, r, p, wide)
+	} else {
+		writeFindings(&b, r.Findings, p, wide)
+	}
+	writeSuppressed(&b, r, p)
 	for _, c := range r.Checks {
 		if c.Status == doctor.StatusSkipped || c.Status == doctor.StatusError {
 			fmt.Fprintf(&b, "%s %s: %s\n", p.dim.Sprint(c.Status), c.Name, Esc(c.Reason))
@@ -154,10 +175,13 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 			fmt.Fprintf(&b, "  %-8s %-28s %d findings\n", c.Status, c.Name, c.Findings)
 		}
 	}
-	if len(r.Findings) == 0 {
+	switch {
+	case len(r.Findings) == 0:
 		fmt.Fprintf(&b, "%s\n", p.green.Sprint("No problems found."))
+	case r.Summary.Known == len(r.Findings):
+		fmt.Fprintf(&b, "%s\n", p.green.Sprint("No new problems."))
 	}
-	if len(r.Findings) > 0 || o.Format == "wide" || r.Summary.Skipped+r.Summary.Errors > 0 {
+	if len(r.Findings) > 0 || o.Format == "wide" || r.Summary.Skipped+r.Summary.Errors > 0 || len(r.Suppressed)+len(r.ExpiredIgnores) > 0 {
 		b.WriteString("\n")
 	}
 	b.WriteString(SummaryLine(r) + "\n")
@@ -203,6 +227,7 @@ func SummaryLine(r *doctor.Report) string {
 	if s.Errors > 0 {
 		line += fmt.Sprintf(", %d errors", s.Errors)
 	}
+	line += ciSummary(r)
 	line += fmt.Sprintf(" · %s in %s", doctor.Plural(r.Requests, "API request", "API requests"),
 		roundDuration(time.Duration(r.Duration)))
 	return line

@@ -66,3 +66,26 @@ func TestTableCells(t *testing.T) {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}
 }
+
+func TestTableWithBaselineAndSuppressions(t *testing.T) {
+	r := ciSample()
+	r.ExpiredIgnores = []doctor.ExpiredIgnore{{Check: "a", Namespace: "legacy", Reason: "INC-4711", Expires: "2020-01-01", Line: 12, Matches: 2}}
+	var b bytes.Buffer
+	if err := Print(&b, r, Options{Format: "table"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	order := []string{"NEW (1)", "CRITICAL (1)", "shop/Deployment/web:odd name", "KNOWN (1) in the baseline: listed, not failing the gate",
+		"  info Node/n  [a]  fyi", "RESOLVED (1)", "Node/gone  [a]  was", "SUPPRESSED (1)", "warning Node/legacy  [a]  old",
+		"suppressed by config line 9: INC-1",
+		`expired ignore entry (config line 12: a namespace=legacy, "INC-4711") expired on 2020-01-01: 2 findings it matched reported again`,
+		"1 critical, 0 warning, 1 info · 0 checks passed, 1 failed, 1 skipped, 1 errors · 1 new, 1 known, 1 resolved · 1 suppressed · 7 API requests"}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(out[at:], want)
+		if i < 0 {
+			t.Fatalf("missing %q after offset %d in:\n%s", want, at, out)
+		}
+		at += i
+	}
+}

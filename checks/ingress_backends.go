@@ -1,0 +1,230 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// IngressBackends reports Ingresses that route to nothing: a backend Service
+// that does not exist, a port it does not expose, a Service with no ready
+// endpoint, or an IngressClass that no controller implements. Each answers
+// 503 or 404 at the edge while every object looks fine on its own.
+var IngressBackends = &doctor.Check{
+	Name:     "ingress-backends",
+	Severity: doctor.Warning,
+	Reads:    append([]snapshot.Resource{snapshot.Ingresses, snapshot.IngressClasses}, kube.ServiceReads...),
+	Run:      runIngressBackends,
+	Doc: `Ingresses whose backends or class do not exist, or whose Services have no ready endpoint
+
+## Why it matters
+An Ingress only names its backends; nothing validates them. A Service
+renamed, a port changed from 80 to 8080 or renamed from ` + "`http`" + ` to ` + "`web`" + `, a
+Service whose pods are all unready, or an ` + "`ingressClassName`" + ` that no IngressClass
+defines: the Ingress is accepted, and users get 503s (or nothing at all,
+when no controller claims the class).
+
+## How it is detected
+For every Ingress, the default backend and every rule path with a Service
+backend (resource backends are skipped) are checked against the snapshot's
+Services and EndpointSlices: the Service must exist, expose the port by number
+or name, and have at least one ready endpoint on it (` + "`ExternalName`" + ` Services are
+taken as they are). One finding per Ingress lists the broken backends with
+their hosts and paths: critical when every backend is broken, a warning when
+some still work. An ` + "`ingressClassName`" + ` with no IngressClass is a warning; an
+Ingress with neither a class nor the legacy ` + "`kubernetes.io/ingress.class`" + `
+annotation, in a cluster that has IngressClasses but none marked default, is
+info — only controllers started to watch class-less Ingresses serve it.
+
+## How to fix
+Point the backend at the Service and port that exist (` + "`kubectl edit ingress`" + `),
+restore the Service's pods, or set ` + "`ingressClassName`" + ` to one of the cluster's
+classes (or mark one default with
+` + "`ingressclass.kubernetes.io/is-default-class: \"true\"`" + `).
+
+## References
+- https://kubernetes.io/docs/concepts/services-networking/ingress/#the-ingress-resource
+- https://kubernetes.io/docs/concepts/services-networking/ingress/#default-ingress-class
+- https://kubernetes.io/docs/concepts/services-networking/ingress/#default-backend`,
+}
+
+const legacyIngressClassAnnotation = "kubernetes.io/ingress.class"
+
+func runIngressBackends(p *doctor.Pass) error {
+	svcs := kube.ServicesOf(p.Snapshot)
+	classes := map[string]bool{}
+	var defaults []string
+	ics := p.Snapshot.IngressClasses()
+	for i := range ics {
+		classes[ics[i].Name] = true
+		if ics[i].Annotations[networkingv1.AnnotationIsDefaultIngressClass] == "true" {
+			defaults = append(defaults, ics[i].Name)
+		}
+	}
+	names := make([]string, 0, len(classes))
+	for n := range classes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	ings := p.Snapshot.Ingresses()
+	for i := range ings {
+		ing := &ings[i]
+		ref := kube.Ref("networking.k8s.io/v1", "Ingress", ing)
+		var problems []string
+		var rem []doctor.Remediation
+		sev := doctor.Severity(0)
+
+		// Backends: one entry per distinct (service, port), with where it is used.
+		type use struct {
+			backend *networkingv1.IngressServiceBackend
+			where   []string
+		}
+		var order []string
+		uses := map[string]*use{}
+		add := func(b *networkingv1.IngressBackend, where string) {
+			if b == nil || b.Service == nil {
+				return
+			}
+			key := b.Service.Name + ":" + backendPort(b.Service.Port)
+			if uses[key] == nil {
+				uses[key] = &use{backend: b.Service}
+				order = append(order, key)
+			}
+			uses[key].where = append(uses[key].where, where)
+		}
+		add(ing.Spec.DefaultBackend, "the default backend")
+		for _, r := range ing.Spec.Rules {
+			if r.HTTP == nil {
+				continue
+			}
+			host := r.Host
+			if host == "" {
+				host = "*"
+			}
+			for _, path := range r.HTTP.Paths {
+				pth := path.Path
+				if pth == "" {
+					pth = "/"
+				}
+				add(&path.Backend, host+pth)
+			}
+		}
+		broken := 0
+		for _, key := range order {
+			u := uses[key]
+			why := backendProblem(svcs, ing.Namespace, u.backend)
+			if why == "" {
+				continue
+			}
+			broken++
+			problems = append(problems, fmt.Sprintf("%s (%s): %s", key, strings.Join(doctor.Examples(u.where), ", ")+more(len(u.where)), why))
+		}
+		if broken > 0 {
+			sev = doctor.Warning
+			lead := fmt.Sprintf("%d of its %d backends are broken", broken, len(order))
+			if broken == len(order) {
+				sev = doctor.Critical
+				lead = "every backend is broken, it can only answer 503"
+				if len(order) == 1 {
+					lead = "its only backend is broken, it can only answer 503"
+				}
+			}
+			problems = append([]string{lead}, problems...)
+			rem = append(rem,
+				doctor.Remediation{Text: "compare the backends with the namespace's Services and their ports",
+					Command: fmt.Sprintf("kubectl get services,endpointslices -n %s", ing.Namespace)},
+				doctor.Remediation{Text: "point the backends at the Service and port that serve them",
+					Command: fmt.Sprintf("kubectl edit ingress %s -n %s", ing.Name, ing.Namespace)})
+		}
+
+		switch cls := ing.Spec.IngressClassName; {
+		case cls != nil && !classes[*cls]:
+			sev = max(sev, doctor.Warning)
+			avail := "the cluster has no IngressClass"
+			if len(names) > 0 {
+				avail = "the cluster's classes are " + strings.Join(names, ", ")
+			}
+			problems = append(problems, fmt.Sprintf("its ingressClassName %q names no IngressClass (%s): no controller claims it", *cls, avail))
+			if len(names) > 0 {
+				to := names[0]
+				if len(defaults) > 0 {
+					to = defaults[0]
+				}
+				rem = append(rem, doctor.Remediation{Text: "use a class the cluster has",
+					Command: fmt.Sprintf(`kubectl patch ingress %s -n %s --type=merge -p '{"spec":{"ingressClassName":"%s"}}'`, ing.Name, ing.Namespace, to)})
+			} else {
+				rem = append(rem, doctor.Remediation{Text: "install the ingress controller and its IngressClass", Command: "kubectl get ingressclasses"})
+			}
+		case cls == nil && ing.Annotations[legacyIngressClassAnnotation] == "" && len(names) > 0 && len(defaults) == 0:
+			sev = max(sev, doctor.Info)
+			problems = append(problems, fmt.Sprintf("it names no ingressClassName and the cluster has no default IngressClass (classes: %s): only a controller started to watch class-less Ingresses serves it", strings.Join(names, ", ")))
+			rem = append(rem, doctor.Remediation{Text: "name its class explicitly",
+				Command: fmt.Sprintf(`kubectl patch ingress %s -n %s --type=merge -p '{"spec":{"ingressClassName":"%s"}}'`, ing.Name, ing.Namespace, names[0])})
+		}
+		if sev == 0 {
+			continue
+		}
+		p.Report(doctor.Finding{Severity: sev, Object: ref, Message: "ingress " + ing.Name + ": " + strings.Join(problems, "; "), Remediation: rem})
+	}
+	return nil
+}
+
+func more(n int) string {
+	if n > doctor.MaxExamples {
+		return fmt.Sprintf(" and %d more", n-doctor.MaxExamples)
+	}
+	return ""
+}
+
+func backendPort(p networkingv1.ServiceBackendPort) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return fmt.Sprint(p.Number)
+}
+
+// backendProblem says why the Ingress backend cannot serve, "" when it can.
+func backendProblem(svcs *kube.Services, ns string, b *networkingv1.IngressServiceBackend) string {
+	svc := svcs.Get(ns, b.Name)
+	if svc == nil {
+		return fmt.Sprintf("service %s does not exist", b.Name)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return ""
+	}
+	var port *corev1.ServicePort
+	var exposed []string
+	for i := range svc.Spec.Ports {
+		sp := &svc.Spec.Ports[i]
+		if (b.Port.Name != "" && sp.Name == b.Port.Name) || (b.Port.Name == "" && sp.Port == b.Port.Number) {
+			port = sp
+		}
+		if sp.Name != "" {
+			exposed = append(exposed, fmt.Sprintf("%d (%s)", sp.Port, sp.Name))
+		} else {
+			exposed = append(exposed, fmt.Sprint(sp.Port))
+		}
+	}
+	if port == nil {
+		what := fmt.Sprintf("port %d", b.Port.Number)
+		if b.Port.Name != "" {
+			what = fmt.Sprintf("port named %s", b.Port.Name)
+		}
+		return fmt.Sprintf("service %s has no %s (it exposes %s)", b.Name, what, strings.Join(exposed, ", "))
+	}
+	if len(svc.Spec.Selector) == 0 && svcs.ReadyAny(ns, b.Name) == 0 {
+		return fmt.Sprintf("service %s has no selector and no ready endpoint in its EndpointSlices", b.Name)
+	}
+	if svcs.Ready(ns, b.Name, port.Name) == 0 {
+		return fmt.Sprintf("service %s has no ready endpoint", b.Name)
+	}
+	return ""
+}

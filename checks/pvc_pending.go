@@ -1,0 +1,286 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// The PersistentVolume controller's events about claims it cannot satisfy;
+// only these reasons are listed, never every event.
+var (
+	provisioningFailedEvents   = snapshot.Events("reason=ProvisioningFailed")
+	externalProvisioningEvents = snapshot.Events("reason=ExternalProvisioning")
+)
+
+// PVCPending finds claims that stay Pending (or are Lost), says why from
+// their StorageClass and the provisioner's events, and names the pods that
+// wait on them.
+var PVCPending = &doctor.Check{
+	Name:     "pvc-pending",
+	Severity: doctor.Warning,
+	Reads: append(append(append([]snapshot.Resource{}, kube.SchedulingReads...), kube.WorkloadReads...),
+		provisioningFailedEvents, externalProvisioningEvents),
+	Run: runPVCPending,
+	Doc: `PersistentVolumeClaims stuck Pending or Lost, with the cause and the pods that wait on them
+
+## Why it matters
+A pod whose claim is not bound never starts: the scheduler reports
+` + "`pod has unbound immediate PersistentVolumeClaims`" + ` and the StatefulSet, which
+creates its pods one by one, stops at the first. The cause sits elsewhere —
+a StorageClass that was never created (a typo, a chart written for another
+cloud), no default class for claims that name none, a CSI provisioner that
+fails or is not running, or a ` + "`WaitForFirstConsumer`" + ` claim whose pod cannot be
+scheduled for reasons of its own — and ` + "`kubectl get pvc`" + ` shows only ` + "`Pending`" + `.
+
+## How it is detected
+From one LIST each of claims, StorageClasses, pods and nodes (and the
+workloads, to name owners), and events listed only with
+` + "`reason=ProvisioningFailed`" + ` and ` + "`reason=ExternalProvisioning`" + `. A claim is
+considered when its phase is Pending or Lost. Its class is resolved as the
+API server does: the named class, else the default class
+(` + "`storageclass.kubernetes.io/is-default-class`" + `). The cause, most definitive
+first: the claim is Lost (its volume is gone); the named class does not
+exist; no class is named and there is no default class; the newest
+ProvisioningFailed event's message; a claim of class ` + "`\"\"`" + ` waiting for a
+pre-created volume; an external provisioner that has not acted for five
+minutes. A ` + "`WaitForFirstConsumer`" + ` claim binds only once a pod using it is
+scheduled: with no such pod it is left alone (nothing waits and nothing is
+provisioned, so there is nothing to fix yet); when its pod is unschedulable
+the claim is an info finding that links to that pod's cause (computed as the
+unschedulable check does), which is the finding to act on. Claims pending
+for less than five minutes with no verdict are left alone. The pods that
+wait are the non-terminal pods whose volumes name the claim; claims are
+grouped by those pods' top owner (a StatefulSet's claims together) and
+cause.
+
+## How to fix
+Create the missing StorageClass or recreate the claim with an existing one
+(` + "`storageClassName`" + ` cannot be changed; a StatefulSet's
+` + "`volumeClaimTemplates`" + ` neither: recreate it with ` + "`--cascade=orphan`" + `); mark one
+class default; read the provisioner's error in ` + "`kubectl describe pvc`" + ` and
+fix its credentials, quota or parameters; make sure the CSI driver's
+controller runs.
+
+## References
+- https://kubernetes.io/docs/concepts/storage/persistent-volumes/#lifecycle-of-a-volume-and-claim
+- https://kubernetes.io/docs/concepts/storage/storage-classes/#volume-binding-mode
+- https://kubernetes.io/docs/tasks/administer-cluster/change-default-storage-class/
+- https://kubernetes.io/docs/concepts/storage/dynamic-provisioning/`,
+}
+
+type pvcGroup struct {
+	owner   *kube.Workload
+	ns      string
+	claims  []*corev1.PersistentVolumeClaim
+	pods    map[string]bool
+	cause   string
+	sev     doctor.Severity
+	start   time.Time
+	class   string // the claim's class name, "" when none
+	problem string // the class problem, if the cause is one
+	podRef  string // for WaitForFirstConsumer: the consumer pod
+}
+
+func runPVCPending(p *doctor.Pass) error {
+	st := kube.StorageOf(p.Snapshot)
+	own := kube.OwnersOf(p.Snapshot)
+	consumers := map[string][]*corev1.Pod{}
+	for _, pod := range p.Snapshot.Pods() {
+		if kube.PodTerminal(pod) || pod.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range kube.ClaimNames(&pod.Spec) {
+			consumers[pod.Namespace+"/"+c] = append(consumers[pod.Namespace+"/"+c], pod)
+		}
+	}
+	failed := newestEvents(p.Snapshot.Events(provisioningFailedEvents.FieldSelector))
+	external := newestEvents(p.Snapshot.Events(externalProvisioningEvents.FieldSelector))
+
+	groups := map[string]*pvcGroup{}
+	pvcs := p.Snapshot.PersistentVolumeClaims()
+	for i := range pvcs {
+		pvc := &pvcs[i]
+		if pvc.DeletionTimestamp != nil || (pvc.Status.Phase != corev1.ClaimPending && pvc.Status.Phase != corev1.ClaimLost) {
+			continue
+		}
+		key := pvc.Namespace + "/" + pvc.Name
+		start := pvc.CreationTimestamp.Time
+		for _, e := range []*corev1.Event{failed[key], external[key]} {
+			if e != nil {
+				if first, _, _ := kube.EventTimes(e); !first.IsZero() && (start.IsZero() || first.Before(start)) {
+					start = first
+				}
+			}
+		}
+		old := p.Now.Sub(start) >= kube.UnschedulableGrace
+		sc, problem := st.ClassOf(pvc)
+		waiting := consumers[key]
+		sev := doctor.Warning
+		var cause, podRef string
+		switch {
+		case pvc.Status.Phase == corev1.ClaimLost:
+			cause = fmt.Sprintf("the claim is Lost: its PersistentVolume %s no longer exists, and its data with it unless the volume is restored", pvc.Spec.VolumeName)
+			if len(waiting) > 0 {
+				sev = doctor.Critical
+			}
+		case problem != "":
+			cause = problem
+		case sc != nil && st.WaitsForConsumer(pvc) && pvc.Annotations["volume.kubernetes.io/selected-node"] == "" && failed[key] == nil:
+			cause, podRef = consumerCause(p, waiting)
+			if cause == "" {
+				continue // no consumer yet, or one the scheduler has not judged: nothing to fix
+			}
+			sev = doctor.Info
+		case failed[key] != nil && old:
+			cause = "provisioning fails: " + failed[key].Message
+		case !old:
+			continue
+		case sc == nil:
+			cause = `its storageClassName is "" (no dynamic provisioning), and no pre-created PersistentVolume matches it`
+		case external[key] != nil:
+			cause = fmt.Sprintf("it waits for the external provisioner %s, which has not created a volume (is its controller running?)", sc.Provisioner)
+		default:
+			cause = fmt.Sprintf("no volume has been provisioned by %s and no event says why", sc.Provisioner)
+		}
+		var owner *kube.Workload
+		for _, pod := range waiting {
+			if o, ok := own.Top(pod); ok {
+				owner = o
+				break
+			}
+		}
+		gk := pvc.Namespace + "|" + pvc.Name + "|" + cause
+		if owner != nil {
+			gk = pvc.Namespace + "|" + owner.Ref.Kind + "/" + owner.Ref.Name + "|" + cause
+		}
+		g := groups[gk]
+		if g == nil {
+			g = &pvcGroup{owner: owner, ns: pvc.Namespace, pods: map[string]bool{}, cause: cause, sev: sev, start: start, problem: problem, podRef: podRef}
+			if sc != nil {
+				g.class = sc.Name
+			} else if pvc.Spec.StorageClassName != nil {
+				g.class = *pvc.Spec.StorageClassName
+			}
+			groups[gk] = g
+		}
+		g.claims = append(g.claims, pvc)
+		g.sev = max(g.sev, sev)
+		if start.Before(g.start) {
+			g.start = start
+		}
+		for _, pod := range waiting {
+			g.pods[pod.Name] = true
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		reportPVC(p, groups[k], st)
+	}
+	return nil
+}
+
+// newestEvents keeps, per claim, the newest event (series honoured).
+func newestEvents(evs []corev1.Event) map[string]*corev1.Event {
+	out := map[string]*corev1.Event{}
+	for i := range evs {
+		e := &evs[i]
+		if e.InvolvedObject.Kind != "PersistentVolumeClaim" {
+			continue
+		}
+		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		if old := out[key]; old == nil || kube.EventLast(e).After(kube.EventLast(old)) {
+			out[key] = e
+		}
+	}
+	return out
+}
+
+// consumerCause links a WaitForFirstConsumer claim to why its first
+// consumer cannot be scheduled; "" when no consumer has a verdict yet.
+func consumerCause(p *doctor.Pass, pods []*corev1.Pod) (string, string) {
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	for _, pod := range pods {
+		start, _, ok := kube.UnschedulableSince(pod)
+		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
+			continue
+		}
+		return fmt.Sprintf("its class binds on first use (WaitForFirstConsumer) and its pod %s cannot be scheduled: %s",
+			pod.Name, kube.Explain(p.Snapshot, pod).Cause()), pod.Name
+	}
+	return "", ""
+}
+
+func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
+	names := make([]string, len(g.claims))
+	for i, c := range g.claims {
+		names[i] = c.Name
+	}
+	sort.Strings(names)
+	pods := make([]string, 0, len(g.pods))
+	for n := range g.pods {
+		pods = append(pods, n)
+	}
+	sort.Strings(pods)
+	phase := strings.ToLower(string(g.claims[0].Status.Phase))
+	age := duration.HumanDuration(p.Now.Sub(g.start))
+	var who string
+	ref := doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: g.ns, Name: names[0]}
+	switch {
+	case g.owner != nil:
+		who = fmt.Sprintf("%s of %s %s for %s (%s)", doctor.Plural(len(names), "claim", "claims"), g.owner.KindName(), phase, age, strings.Join(doctor.Examples(names), ", "))
+		if len(names) > doctor.MaxExamples {
+			who = strings.TrimSuffix(who, ")") + ", ...)"
+		}
+		ref = g.owner.Ref
+	case len(names) == 1:
+		who = fmt.Sprintf("persistentvolumeclaim %s %s for %s", names[0], phase, age)
+	default:
+		who = fmt.Sprintf("%d claims in namespace %s %s for %s (%s)", len(names), g.ns, phase, age, strings.Join(doctor.Examples(names), ", "))
+	}
+	msg := who + ": " + g.cause
+	switch {
+	case g.podRef != "":
+		msg += "; act on the pod's scheduling (see the unschedulable or pending-taints finding)"
+	case len(pods) > 0:
+		obj := "them"
+		if len(names) == 1 {
+			obj = "it"
+		}
+		msg += fmt.Sprintf("; %s on %s: %s", doctor.Plural(len(pods), "pod waits", "pods wait"), obj, strings.Join(doctor.Examples(pods), ", "))
+	}
+	rem := []doctor.Remediation{{Text: "read the claim's events", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", names[0], g.ns)}}
+	switch {
+	case strings.HasPrefix(g.problem, "storageclass"):
+		text := fmt.Sprintf("create StorageClass %s, or recreate the claims with an existing class (storageClassName cannot be changed)", g.class)
+		if g.owner != nil && g.owner.Ref.Kind == "StatefulSet" {
+			text += fmt.Sprintf("; %s's volumeClaimTemplates cannot be changed either: recreate it with kubectl delete statefulset %s -n %s --cascade=orphan and apply the fixed manifest",
+				g.owner.KindName(), g.owner.Ref.Name, g.ns)
+		}
+		rem = append(rem, doctor.Remediation{Text: text, Command: "kubectl get storageclass"})
+	case g.problem != "":
+		rem = append(rem, doctor.Remediation{Text: "mark a StorageClass as the default (claims that name none are then given it), or name a class in the claims",
+			Command: `kubectl patch storageclass <class> -p '{"metadata":{"annotations":{"` + kube.DefaultClassAnnotation + `":"true"}}}'`})
+		if len(st.Defaults()) == 0 {
+			rem[len(rem)-1].Command = "kubectl get storageclass"
+		}
+	case g.podRef != "":
+		rem = append(rem, doctor.Remediation{Text: "read why the claim's pod cannot be scheduled", Command: fmt.Sprintf("kubectl describe pod %s -n %s", g.podRef, g.ns)})
+	case g.class != "":
+		rem = append(rem, doctor.Remediation{Text: "check the class's provisioner and parameters, then its controller's logs",
+			Command: fmt.Sprintf("kubectl get storageclass %s -o yaml", g.class)})
+	}
+	p.Report(doctor.Finding{Severity: g.sev, Object: ref, Message: msg, Count: len(names), Examples: doctor.Examples(names), Remediation: rem})
+}

@@ -1,0 +1,261 @@
+package checks
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// Unschedulable explains, node by node, why the scheduler finds no node for
+// a pod, from the snapshot rather than from the scheduler's terse message.
+var Unschedulable = &doctor.Check{
+	Name:     "unschedulable",
+	Severity: doctor.Warning,
+	Reads:    append(append([]snapshot.Resource{}, kube.SchedulingReads...), kube.WorkloadReads...),
+	Run:      runUnschedulable,
+	Doc: `Pods no node can take, with each node's reason: selector, cordon, taints, room, claims
+
+## Why it matters
+A pod the scheduler cannot place stays Pending and nothing else fails: the
+workload is simply short of replicas. The scheduler's verdict,
+` + "`0/6 nodes are available: 4 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 1 Insufficient cpu`" + `,
+counts reasons but names no node, no taint and no amount, and says nothing
+about whether the pod could ever fit: a request larger than every node's
+allocatable, or a nodeSelector label that no node carries, waits forever
+while a pod one cordon away from running only needs an uncordon.
+
+## How it is detected
+Pods with no ` + "`spec.nodeName`" + ` whose ` + "`PodScheduled`" + ` condition is False with reason
+` + "`Unschedulable`" + ` for more than five minutes (from the older of the pod's creation
+and the condition's transition); a pod Pending with no verdict yet is left
+alone. For each node the snapshot gives every obstacle: the ` + "`nodeSelector`" + ` and
+required node affinity (` + "`k8s.io/component-helpers`" + ` nodeaffinity), the cordon,
+NoSchedule/NoExecute taints the pod does not tolerate (the scheduler's own
+toleration matching), and room: the pod's requests
+(` + "`k8s.io/component-helpers/resource.PodRequests`" + `: containers summed, an init
+container's request when larger, sidecars and overhead included) against the
+node's allocatable minus the requests of the non-terminal pods bound there,
+and its allocatable pod count. It also flags requests larger than every
+node's allocatable (the pod can never fit as the cluster is), selector labels
+or values that no node carries, and claims that do not exist.
+
+The finding counts nodes per reason, each node under its first obstacle in
+the scheduler's order ("4 tainted (dedicated=gpu:NoSchedule), 1 cordoned
+(node-5), 1 short of 1.5 CPU (node-6: 0.5 CPU of 4 CPU free)"), and names the
+single change that frees a node soonest: uncordon a node whose only obstacle
+is the cordon, else tolerate the one intended taint that is the only obstacle
+on the most nodes, else free room on the node closest to fitting.
+
+Pods are grouped by top owner (pod → ReplicaSet → Deployment, Job →
+CronJob, StatefulSet, DaemonSet); bare pods by namespace and cause. Three
+neighbours own their pods, so a cause is reported once: pending-taints when
+every node the pod may use is tainted or cordoned, node-pod-capacity when
+every node it may use is only full of pods, pvc-pending when the pod waits
+for a claim that binds immediately and is not Bound.
+
+## How to fix
+Follow the soonest change when it is right for the workload: uncordon a node
+whose maintenance is over; add a toleration (with a nodeSelector) only if the
+workload belongs on the dedicated nodes; lower the requests
+(` + "`kubectl set resources`" + `) or free room by moving other pods; fix a nodeSelector
+that names a label no node has, or label the nodes meant for it. A request
+larger than every node needs a bigger node pool or a smaller request.
+
+## References
+- https://kubernetes.io/docs/concepts/scheduling-eviction/kube-scheduler/
+- https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
+- https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+- https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#how-pods-with-resource-requests-are-scheduled
+- https://kubernetes.io/docs/tasks/debug/debug-application/debug-pods/#my-pod-stays-pending`,
+}
+
+type unschedGroup struct {
+	owner    *kube.Workload // nil for bare pods
+	ns       string
+	pods     []*corev1.Pod
+	start    time.Time
+	oldest   *corev1.Pod
+	fit      *kube.Fit
+	verdict  string // the scheduler's message for the oldest pod
+	causeKey string
+}
+
+func runUnschedulable(p *doctor.Pass) error {
+	nodes := p.Snapshot.Nodes()
+	own := kube.OwnersOf(p.Snapshot)
+	groups := map[string]*unschedGroup{}
+	for _, pod := range p.Snapshot.Pods() {
+		start, cond, ok := kube.UnschedulableSince(pod)
+		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
+			continue
+		}
+		if _, taintOnly := kube.TaintBlocked(kube.NewPlacement(&pod.Spec, false), nodes); taintOnly {
+			continue // pending-taints
+		}
+		fit := kube.Explain(p.Snapshot, pod)
+		if len(fit.UnboundClaims) > 0 || fit.OnlyFull() {
+			continue // pvc-pending, node-pod-capacity
+		}
+		cause := fit.Cause()
+		o, hasOwner := own.Top(pod)
+		key := "bare|" + pod.Namespace + "|" + cause
+		if hasOwner {
+			key = "owner|" + o.Ref.Kind + "|" + pod.Namespace + "/" + o.Ref.Name
+		} else {
+			o = nil
+		}
+		g := groups[key]
+		if g == nil {
+			g = &unschedGroup{owner: o, ns: pod.Namespace, start: start}
+			groups[key] = g
+		}
+		g.pods = append(g.pods, pod)
+		if g.oldest == nil || start.Before(g.start) || (start.Equal(g.start) && pod.Name < g.oldest.Name) {
+			g.start, g.oldest, g.fit, g.verdict, g.causeKey = start, pod, fit, cond.Message, cause
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		reportUnschedulable(p, groups[k])
+	}
+	return nil
+}
+
+func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
+	names := make([]string, len(g.pods))
+	for i, pod := range g.pods {
+		names[i] = pod.Name
+	}
+	sort.Strings(names)
+	age := duration.HumanDuration(p.Now.Sub(g.start))
+	var who string
+	var ref doctor.ObjectRef
+	switch {
+	case g.owner != nil:
+		who = fmt.Sprintf("%s of %s", doctor.Plural(len(g.pods), "pod", "pods"), g.owner.KindName())
+		ref = g.owner.Ref
+	case len(g.pods) == 1:
+		who = fmt.Sprintf("pod %s in namespace %s", names[0], g.ns)
+		ref = doctor.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: g.ns, Name: names[0]}
+	default:
+		who = fmt.Sprintf("%d bare pods in namespace %s", len(g.pods), g.ns)
+		ref = doctor.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: g.ns, Name: names[0]}
+	}
+	msg := fmt.Sprintf("%s pending for %s: %s", who, age, g.causeKey)
+	if g.fit.AnyFits() && g.verdict != "" && len(g.fit.MissingClaims)+len(g.fit.NeverFits) == 0 {
+		// Something the snapshot does not show (ports, pod affinity,
+		// topology spread, volume zones) keeps it off: quote the scheduler.
+		msg += fmt.Sprintf("; the scheduler says: %s", g.verdict)
+	}
+	p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(g.pods), Examples: doctor.Examples(names),
+		Remediation: unschedRemediation(g)})
+}
+
+func unschedRemediation(g *unschedGroup) []doctor.Remediation {
+	pod := g.oldest
+	target := fmt.Sprintf("pod/%s", pod.Name)
+	if g.owner != nil && g.owner.Ref.Kind != "Job" && g.owner.Spec != nil {
+		target = g.owner.KindName()
+	}
+	rem := []doctor.Remediation{{Text: "read the scheduler's events for the pod",
+		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
+	f := g.fit
+	var cordoned []string
+	short := map[corev1.ResourceName]bool{}
+	var shortNodes []string
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.SelectorMismatch {
+			continue
+		}
+		if n.Cordoned {
+			cordoned = append(cordoned, n.Node.Name)
+		}
+		if !n.Cordoned && len(n.Taints) == 0 && len(n.Short) > 0 {
+			shortNodes = append(shortNodes, n.Node.Name)
+			for _, s := range n.Short {
+				short[s.Resource] = true
+			}
+		}
+	}
+	if len(f.MissingClaims) > 0 {
+		rem = append(rem, doctor.Remediation{Text: "create the missing claim, or fix the volume's claimName",
+			Command: fmt.Sprintf("kubectl get pvc -n %s", pod.Namespace)})
+	}
+	if len(cordoned) > 0 && !strings.Contains(g.causeKey, "no node matches") {
+		sort.Strings(cordoned)
+		rem = append(rem, doctor.Remediation{Text: "uncordon the nodes whose maintenance is over",
+			Command: "kubectl uncordon " + strings.Join(cordoned, " ")})
+	}
+	if len(f.NeverFits) > 0 || len(shortNodes) > 0 {
+		var sets []string
+		for _, s := range f.NeverFits {
+			sets = append(sets, fmt.Sprintf("%s=%s", s.Resource, s.Allocatable.String()))
+		}
+		if mutable := g.owner != nil && g.owner.Ref.Kind != "Job" && g.owner.Spec != nil; !mutable {
+			rem = append(rem, doctor.Remediation{Text: "a pod's (and a Job's) requests cannot be changed in place: recreate it with requests a node can hold",
+				Command: fmt.Sprintf("kubectl get %s -n %s -o yaml", ownerOrPod(g), pod.Namespace)})
+		} else if len(sets) > 0 || short[corev1.ResourceCPU] || short[corev1.ResourceMemory] {
+			c := "kubectl set resources " + target + " -n " + pod.Namespace
+			if len(pod.Spec.Containers) > 1 {
+				c += " -c " + pod.Spec.Containers[0].Name
+			}
+			if len(sets) == 0 {
+				for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+					if q, ok := pod.Spec.Containers[0].Resources.Requests[r]; ok && short[r] {
+						sets = append(sets, fmt.Sprintf("%s=%s", r, q.String()))
+					}
+				}
+			}
+			if len(sets) > 0 {
+				rem = append(rem, doctor.Remediation{Text: "lower the requests to what a node can hold (the values shown are the current requests or the largest node's allocatable: choose what the workload really needs)",
+					Command: c + " --requests=" + strings.Join(sets, ",")})
+			}
+		}
+		if len(shortNodes) > 0 {
+			sort.Strings(shortNodes)
+			rem = append(rem, doctor.Remediation{Text: "see what is already requested on the nodes short of room (Allocated resources)",
+				Command: "kubectl describe node " + strings.Join(doctor.Examples(shortNodes), " ")})
+		}
+	}
+	if strings.Contains(g.causeKey, "no node matches") {
+		keys := map[string]bool{}
+		for k := range pod.Spec.NodeSelector {
+			keys[k] = true
+		}
+		var ks []string
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		cmd := "kubectl get nodes --show-labels"
+		if len(ks) > 0 {
+			cmd = "kubectl get nodes -L " + strings.Join(ks, ",")
+		}
+		rem = append(rem, doctor.Remediation{Text: "fix the node selector or affinity, or label the nodes meant for it", Command: cmd})
+	}
+	if strings.Contains(g.causeKey, "soonest fix: tolerate") {
+		rem = append(rem, doctor.Remediation{Text: "if the workload belongs on the tainted nodes, add the toleration (and a nodeSelector) to its pod template",
+			Command: fmt.Sprintf("kubectl edit %s -n %s", target, pod.Namespace)})
+	}
+	return rem
+}
+
+func ownerOrPod(g *unschedGroup) string {
+	if g.owner != nil {
+		return g.owner.KindName()
+	}
+	return "pod/" + g.oldest.Name
+}

@@ -1,0 +1,145 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/baseline"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/config"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/custom"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// DocsURL is where the doc page of a built-in check is published.
+const DocsURL = "https://github.com/kubectl-doctor/kubectl-doctor/blob/main/docs/checks/"
+
+// configSource is --config: a path, or the first default location that
+// exists when it is empty.
+type configSource struct {
+	Path string
+}
+
+func (c *configSource) addFlag(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Path, "config", "", "Config file (default: the first of ./.kubectl-doctor.yaml and $XDG_CONFIG_HOME/kubectl-doctor/config.yaml that exists)")
+}
+
+// registry reads the config and returns it with every check it knows of:
+// the built-in ones, then the config's custom checks, compiled. A missing
+// --config file, a mistake in the file or a CEL error is an exit-2 error.
+func (c *configSource) registry() ([]*doctor.Check, *config.Config, error) {
+	all := checks.All()
+	if err := doctor.Validate(all); err != nil {
+		return nil, nil, fmt.Errorf("internal: invalid check registry: %w", err)
+	}
+	path := c.Path
+	if path == "" {
+		path = config.Find()
+	}
+	if path == "" {
+		return all, nil, nil
+	}
+	cfg, err := config.Load(path, config.CheckNames(all))
+	if err != nil {
+		return nil, nil, usageError("%v", err)
+	}
+	customs, err := custom.Compile(cfg)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, nil, usageError("%v", err)
+		}
+		return nil, nil, &exitError{Code: ExitError, Err: err}
+	}
+	all = append(all, customs...)
+	if err := doctor.Validate(all); err != nil {
+		return nil, nil, usageError("config %s: %v", path, err)
+	}
+	return all, cfg, nil
+}
+
+// ciOptions are the scan flags for CI: config, baseline, suppressions.
+type ciOptions struct {
+	configSource
+	Baseline       string
+	ShowSuppressed bool
+
+	cfg  *config.Config
+	base *baseline.Baseline
+}
+
+func (o *ciOptions) addFlags(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	o.addFlag(fs)
+	fs.StringVar(&o.Baseline, "baseline", "", "A JSON report of an earlier scan (kubectl doctor -o json > baseline.json): its findings are known and do not fail --fail-on; new ones do")
+	fs.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "Also print the findings suppressed by the config or by annotations, with the reason")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("baseline", "json", "yaml")
+}
+
+// selectChecks is the registry (built-in and custom checks) narrowed by
+// --check/--skip, without the checks the config switches off unless
+// --check names them.
+func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
+	all, cfg, err := o.registry()
+	if err != nil {
+		return nil, err
+	}
+	o.cfg = cfg
+	if o.Baseline != "" {
+		if o.base, err = baseline.Load(o.Baseline); err != nil {
+			return nil, usageError("--baseline: %v", err)
+		}
+	}
+	selected, err := doctor.Select(all, only, skip)
+	if err != nil {
+		return nil, usageError("--check/--skip: %v", err)
+	}
+	selected = slices.DeleteFunc(selected, func(c *doctor.Check) bool {
+		return !cfg.Enabled(c.Name) && !slices.Contains(only, c.Name)
+	})
+	if len(selected) == 0 {
+		return nil, usageError("--check/--skip: %v", doctor.ErrNoChecks)
+	}
+	return selected, nil
+}
+
+// apply rewrites the report by the config, the annotations and the
+// baseline, then recounts it.
+func (o *ciOptions) apply(r *doctor.Report, snap *snapshot.Snapshot, now time.Time) {
+	config.Apply(o.cfg, r, snap, now)
+	if o.cfg != nil {
+		r.Config = o.cfg.Path
+	}
+	if o.base != nil {
+		o.base.Apply(r)
+	}
+	r.Finalize()
+	if !o.ShowSuppressed {
+		r.Suppressed = nil
+	}
+}
+
+// printOptions are what SARIF and JUnit need besides the report.
+func printOptions(format string, color bool, selected []*doctor.Check, failOn doctor.Severity) report.Options {
+	builtin := map[string]bool{}
+	for _, c := range checks.All() {
+		builtin[c.Name] = true
+	}
+	return report.Options{
+		Format: format, Color: color, ToolVersion: versionString(), Checks: selected, FailOn: failOn,
+		DocsURL: func(name string) string {
+			if builtin[name] {
+				return DocsURL + name + ".md"
+			}
+			return ""
+		},
+	}
+}

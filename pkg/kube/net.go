@@ -1,0 +1,199 @@
+package kube
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+type podsByNamespaceKey struct{}
+
+// PodsIn returns the snapshot's pods of one namespace, indexed once per
+// snapshot, in list order.
+func PodsIn(s *snapshot.Snapshot, namespace string) []*corev1.Pod {
+	return snapshot.Memo(s, podsByNamespaceKey{}, func() map[string][]*corev1.Pod {
+		out := map[string][]*corev1.Pod{}
+		for _, p := range s.Pods() {
+			out[p.Namespace] = append(out[p.Namespace], p)
+		}
+		return out
+	})[namespace]
+}
+
+// Selected returns the namespace's pods the selector matches, skipping pods
+// being deleted. A nil or empty selector selects nothing, as Services and
+// PodDisruptionBudgets treat it for this purpose.
+func Selected(s *snapshot.Snapshot, namespace string, sel labels.Selector) []*corev1.Pod {
+	if sel == nil || sel.Empty() {
+		return nil
+	}
+	var out []*corev1.Pod
+	for _, p := range PodsIn(s, namespace) {
+		if p.DeletionTimestamp == nil && sel.Matches(labels.Set(p.Labels)) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// PodReady reports the pod's Ready condition, and since when it has had
+// that value.
+func PodReady(p *corev1.Pod) (ready bool, since metav1.Time) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue, c.LastTransitionTime
+		}
+	}
+	return false, p.CreationTimestamp
+}
+
+// Terminal is true for a pod that has finished (Succeeded or Failed): it will
+// never serve again.
+func Terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// NearMiss is a group of pods that an equality selector (a Service's) misses
+// by exactly one label: Key is the label, Want the selector's value, Have the
+// pods' value ("" when they lack the label).
+type NearMiss struct {
+	Key, Want, Have string
+	Pods            []*corev1.Pod
+}
+
+// Describe is "tier=frontend, not web" or "no label tier (wants web)".
+func (m NearMiss) Describe() string {
+	if m.Have == "" {
+		return fmt.Sprintf("no label %s (the selector wants %s)", m.Key, m.Want)
+	}
+	return fmt.Sprintf("%s=%s, not %s", m.Key, m.Have, m.Want)
+}
+
+// NearMisses finds the namespace's live pods that match every key of the
+// equality selector but one, grouped by the label and value that differ,
+// most pods first.
+func NearMisses(s *snapshot.Snapshot, namespace string, selector map[string]string) []NearMiss {
+	if len(selector) < 2 {
+		// With one key, "all but one" is every pod: no signal.
+		return nil
+	}
+	groups := map[[2]string]*NearMiss{}
+	for _, p := range PodsIn(s, namespace) {
+		if p.DeletionTimestamp != nil || Terminal(p) {
+			continue
+		}
+		var off []string
+		for k, v := range selector {
+			if p.Labels[k] != v {
+				off = append(off, k)
+			}
+		}
+		if len(off) != 1 {
+			continue
+		}
+		k := off[0]
+		key := [2]string{k, p.Labels[k]}
+		if groups[key] == nil {
+			groups[key] = &NearMiss{Key: k, Want: selector[k], Have: p.Labels[k]}
+		}
+		groups[key].Pods = append(groups[key].Pods, p)
+	}
+	out := make([]NearMiss, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i].Pods) != len(out[j].Pods) {
+			return len(out[i].Pods) > len(out[j].Pods)
+		}
+		if out[i].Key != out[j].Key {
+			return out[i].Key < out[j].Key
+		}
+		return out[i].Have < out[j].Have
+	})
+	return out
+}
+
+// SelectorString is an equality selector as kubectl takes it: "app=web,tier=front".
+func SelectorString(sel map[string]string) string {
+	return labels.SelectorFromSet(sel).String()
+}
+
+// OwnerNames names the pods' top owners, sorted: "deployment/web"; with
+// more than one owner each carries its pod count ("deployment/web (3 pods)");
+// pods without a controller are listed last as "bare pods a, b".
+func OwnerNames(s *snapshot.Snapshot, pods []*corev1.Pod) []string {
+	o := OwnersOf(s)
+	count := map[string]int{}
+	var bare []string
+	for _, p := range pods {
+		if w, ok := o.Top(p); ok {
+			count[w.KindName()]++
+		} else {
+			bare = append(bare, p.Name)
+		}
+	}
+	out := make([]string, 0, len(count)+1)
+	for n, c := range count {
+		if c > 1 && len(count)+min(len(bare), 1) > 1 {
+			n = fmt.Sprintf("%s (%d pods)", n, c)
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	if len(bare) > 0 {
+		sort.Strings(bare)
+		what := "bare pod "
+		if len(bare) > 1 {
+			what = "bare pods "
+		}
+		out = append(out, what+strings.Join(bare, ", "))
+	}
+	return out
+}
+
+// APIServiceAvailable is the APIService's Available condition, or nil.
+func APIServiceAvailable(a *apiregistrationv1.APIService) *apiregistrationv1.APIServiceCondition {
+	for i := range a.Status.Conditions {
+		if a.Status.Conditions[i].Type == apiregistrationv1.Available {
+			return &a.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// UnavailableAPIService returns an APIService of the group whose Available
+// condition is not True (the first by name), or nil.
+func UnavailableAPIService(s *snapshot.Snapshot, group string) *apiregistrationv1.APIService {
+	as := s.APIServices()
+	var out *apiregistrationv1.APIService
+	for i := range as {
+		a := &as[i]
+		if a.Spec.Group != group {
+			continue
+		}
+		if c := APIServiceAvailable(a); c != nil && c.Status != apiregistrationv1.ConditionTrue && (out == nil || a.Name < out.Name) {
+			out = a
+		}
+	}
+	return out
+}
+
+// APIServiceWhy is "EndpointsNotFound: cannot find endpointslices for ...".
+func APIServiceWhy(a *apiregistrationv1.APIService) string {
+	c := APIServiceAvailable(a)
+	if c == nil {
+		return "no Available condition"
+	}
+	if c.Message == "" {
+		return c.Reason
+	}
+	return c.Reason + ": " + strings.TrimSuffix(c.Message, ".")
+}

@@ -1,0 +1,600 @@
+package kube
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// UnschedulableGrace is how long a pod must have been unschedulable before
+// it is reported: the scheduler retries, and a new node may be on its way.
+const UnschedulableGrace = 5 * time.Minute
+
+// SchedulingReads are what Explain reads: nodes and pods for placement and
+// room, claims and classes for the pod's volumes.
+var SchedulingReads = append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, StorageReads...)
+
+// PodRequests is what the scheduler counts for a pod
+// (k8s.io/component-helpers/resource.PodRequests: the sum over containers,
+// or an init container's request when larger, sidecars included, plus pod
+// overhead and pod-level resources). A container with a limit and no request
+// counts its limit, as API defaulting would have set it.
+func PodRequests(pod *corev1.Pod) corev1.ResourceList {
+	if needsDefaulting(&pod.Spec) {
+		p := *pod
+		p.Spec.Containers = defaultRequests(pod.Spec.Containers)
+		p.Spec.InitContainers = defaultRequests(pod.Spec.InitContainers)
+		pod = &p
+	}
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+func needsDefaulting(spec *corev1.PodSpec) bool {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			for r := range c.Resources.Limits {
+				if _, ok := c.Resources.Requests[r]; !ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func defaultRequests(cs []corev1.Container) []corev1.Container {
+	out := slices.Clone(cs)
+	for i := range out {
+		req := out[i].Resources.Requests.DeepCopy()
+		for r, q := range out[i].Resources.Limits {
+			if _, ok := req[r]; !ok {
+				if req == nil {
+					req = corev1.ResourceList{}
+				}
+				req[r] = q
+			}
+		}
+		out[i].Resources.Requests = req
+	}
+	return out
+}
+
+// nodeUse is what the non-terminal pods bound to a node request.
+type nodeUse struct {
+	requested corev1.ResourceList
+	pods      int64
+}
+
+type nodeUseKey struct{}
+
+// nodeUses sums, per node, the requests of the pods bound there that are
+// not Succeeded or Failed, as the scheduler's NodeInfo does.
+func nodeUses(s *snapshot.Snapshot) map[string]*nodeUse {
+	return snapshot.Memo(s, nodeUseKey{}, func() map[string]*nodeUse {
+		out := map[string]*nodeUse{}
+		for _, p := range s.Pods() {
+			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+				continue
+			}
+			u := out[p.Spec.NodeName]
+			if u == nil {
+				u = &nodeUse{requested: corev1.ResourceList{}}
+				out[p.Spec.NodeName] = u
+			}
+			u.pods++
+			for r, q := range PodRequests(p) {
+				sum := u.requested[r]
+				sum.Add(q)
+				u.requested[r] = sum
+			}
+		}
+		return out
+	})
+}
+
+// Shortage is a resource a node has too little of for a pod.
+type Shortage struct {
+	Resource    corev1.ResourceName
+	Request     resource.Quantity // what the pod asks for (1 for pods)
+	Free        resource.Quantity // allocatable minus what bound pods request
+	Allocatable resource.Quantity
+}
+
+// Missing is how much more the node would need free.
+func (s Shortage) Missing() resource.Quantity {
+	m := s.Request.DeepCopy()
+	m.Sub(s.Free)
+	return m
+}
+
+// NodeFit is what keeps one node from taking a pod.
+type NodeFit struct {
+	Node *corev1.Node
+	// SelectorMismatch: the nodeSelector or required node affinity does not match.
+	SelectorMismatch bool
+	Cordoned         bool
+	// Taints are the NoSchedule/NoExecute taints the pod does not tolerate, the cordon's excluded.
+	Taints []corev1.Taint
+	// Short are the resources (pods included) the node lacks, given what is bound there.
+	Short []Shortage
+}
+
+// Fits says nothing keeps the node from taking the pod, as far as the snapshot tells.
+func (f *NodeFit) Fits() bool {
+	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 0
+}
+
+// OnlyPods says the node's one obstacle is its pod count.
+func (f *NodeFit) OnlyPods() bool {
+	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 1 && f.Short[0].Resource == corev1.ResourcePods
+}
+
+// Fit explains, from the snapshot, why no node takes a pod.
+type Fit struct {
+	Requests corev1.ResourceList
+	Nodes    []NodeFit // sorted by node name
+	// NeverFits are the requests larger than every node's allocatable;
+	// Allocatable holds the largest.
+	NeverFits []Shortage
+	// AbsentLabels describe nodeSelector/affinity requirements no node
+	// satisfies at all: "pool=tpu (nodes have pool=cpu, gpu)".
+	AbsentLabels []string
+	// MissingClaims do not exist; UnboundClaims exist, bind immediately
+	// and are not Bound: the scheduler waits for them.
+	MissingClaims, UnboundClaims []string
+}
+
+// Explain computes, node by node, what keeps pod off it: the nodeSelector
+// and required affinity, the cordon, untolerated taints, and room (CPU,
+// memory, pods and any other requested resource) given the requests of the
+// pods already bound there; and the pod's claims.
+func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
+	nodes := s.Nodes()
+	uses := nodeUses(s)
+	place := NewPlacement(&pod.Spec, false)
+	f := &Fit{Requests: PodRequests(pod)}
+	var resNames []corev1.ResourceName
+	for r, q := range f.Requests {
+		if !q.IsZero() {
+			resNames = append(resNames, r)
+		}
+	}
+	sort.Slice(resNames, func(i, j int) bool { return resNames[i] < resNames[j] })
+	largest := map[corev1.ResourceName]resource.Quantity{}
+	judged := 0
+	for i := range nodes {
+		n := &nodes[i]
+		nf := NodeFit{Node: n, SelectorMismatch: !place.Matches(n)}
+		for _, t := range place.BlockingTaints(n) {
+			if t.Key == corev1.TaintNodeUnschedulable {
+				nf.Cordoned = true
+				continue
+			}
+			nf.Taints = append(nf.Taints, t)
+		}
+		if len(n.Status.Allocatable) > 0 {
+			judged++
+			u := uses[n.Name]
+			if u == nil {
+				u = &nodeUse{}
+			}
+			if alloc, ok := n.Status.Allocatable[corev1.ResourcePods]; ok && u.pods+1 > alloc.Value() {
+				free := *resource.NewQuantity(max(alloc.Value()-u.pods, 0), resource.DecimalSI)
+				nf.Short = append(nf.Short, Shortage{Resource: corev1.ResourcePods, Request: *resource.NewQuantity(1, resource.DecimalSI), Free: free, Allocatable: alloc})
+			}
+			for _, r := range resNames {
+				req := f.Requests[r]
+				alloc := n.Status.Allocatable[r]
+				if l, ok := largest[r]; !ok || alloc.Cmp(l) > 0 {
+					largest[r] = alloc.DeepCopy()
+				}
+				free := alloc.DeepCopy()
+				free.Sub(u.requested[r])
+				if req.Cmp(free) > 0 {
+					nf.Short = append(nf.Short, Shortage{Resource: r, Request: req, Free: free, Allocatable: alloc})
+				}
+			}
+		}
+		f.Nodes = append(f.Nodes, nf)
+	}
+	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Node.Name < f.Nodes[j].Node.Name })
+	if judged > 0 {
+		for _, r := range resNames {
+			req, l := f.Requests[r], largest[r]
+			if req.Cmp(l) > 0 {
+				f.NeverFits = append(f.NeverFits, Shortage{Resource: r, Request: req, Allocatable: l})
+			}
+		}
+	}
+	f.AbsentLabels = absentLabels(&pod.Spec, nodes)
+	st := StorageOf(s)
+	for _, name := range ClaimNames(&pod.Spec) {
+		pvc := st.Claim(pod.Namespace, name)
+		switch {
+		case pvc == nil:
+			f.MissingClaims = append(f.MissingClaims, name)
+		case pvc.Status.Phase != corev1.ClaimBound && !st.WaitsForConsumer(pvc):
+			f.UnboundClaims = append(f.UnboundClaims, name)
+		}
+	}
+	return f
+}
+
+// absentLabels are the pod's node requirements that no node meets at all:
+// nodeSelector entries, and In/Exists expressions of affinity terms when
+// there is a single term (with several, any one term may match).
+func absentLabels(spec *corev1.PodSpec, nodes []corev1.Node) []string {
+	values := map[string]map[string]bool{}
+	for i := range nodes {
+		for k, v := range nodes[i].Labels {
+			if values[k] == nil {
+				values[k] = map[string]bool{}
+			}
+			values[k][v] = true
+		}
+	}
+	var out []string
+	check := func(key string, want []string) {
+		have := values[key]
+		if len(have) == 0 {
+			out = append(out, fmt.Sprintf("no node has the label %s", key))
+			return
+		}
+		for _, w := range want {
+			if have[w] {
+				return
+			}
+		}
+		vs := make([]string, 0, len(have))
+		for v := range have {
+			vs = append(vs, v)
+		}
+		sort.Strings(vs)
+		if len(vs) > 5 {
+			vs = append(vs[:5], "...")
+		}
+		out = append(out, fmt.Sprintf("no node has %s=%s (nodes have %s)", key, strings.Join(want, "|"), strings.Join(vs, ", ")))
+	}
+	keys := make([]string, 0, len(spec.NodeSelector))
+	for k := range spec.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		check(k, []string{spec.NodeSelector[k]})
+	}
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		if terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms; len(terms) == 1 {
+			for _, e := range terms[0].MatchExpressions {
+				switch e.Operator {
+				case corev1.NodeSelectorOpIn:
+					check(e.Key, e.Values)
+				case corev1.NodeSelectorOpExists:
+					check(e.Key, nil)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TaintBlocked says whether every node the pod's nodeSelector and affinity
+// allow has a taint it does not tolerate (a cordon counts), and returns
+// them by node; false when no node is allowed at all. pending-taints owns
+// such pods; the unschedulable check leaves them to it.
+func TaintBlocked(place *Placement, nodes []corev1.Node) (map[string][]corev1.Taint, bool) {
+	allowed := place.MatchingNodes(nodes)
+	if len(allowed) == 0 {
+		return nil, false
+	}
+	blocking := map[string][]corev1.Taint{}
+	for _, n := range allowed {
+		ts := place.BlockingTaints(n)
+		if len(ts) == 0 {
+			return nil, false
+		}
+		blocking[n.Name] = ts
+	}
+	return blocking, true
+}
+
+// TaintBlocked is TaintBlocked for the pod the fit explains.
+func (f *Fit) TaintBlocked() bool {
+	some := false
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.SelectorMismatch {
+			continue
+		}
+		if !n.Cordoned && len(n.Taints) == 0 {
+			return false
+		}
+		some = true
+	}
+	return some
+}
+
+// OnlyFull says the nodes the pod may use (selector, taints and cordon
+// allow) exist and are all full of pods: node-pod-capacity reports it.
+func (f *Fit) OnlyFull() bool {
+	usable := 0
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.SelectorMismatch || n.Cordoned || len(n.Taints) > 0 {
+			continue
+		}
+		usable++
+		full := false
+		for _, s := range n.Short {
+			full = full || s.Resource == corev1.ResourcePods
+		}
+		if !full {
+			return false
+		}
+	}
+	return usable > 0
+}
+
+// AnyFits says some node could take the pod as far as the snapshot tells
+// (the scheduler may know more: ports, pod affinity, topology spread, volumes' zones).
+func (f *Fit) AnyFits() bool {
+	for i := range f.Nodes {
+		if f.Nodes[i].Fits() {
+			return true
+		}
+	}
+	return false
+}
+
+// Summary says, per reason, how many nodes refuse the pod, each node counted
+// once under its first obstacle in the scheduler's order (selector, cordon,
+// taints, room): "0/6 nodes can take it: 4 tainted (dedicated=gpu:NoSchedule),
+// 1 cordoned (node-5), 1 short of 1.5 CPU (node-6)".
+func (f *Fit) Summary() string {
+	var selector, cordoned, fits []string
+	tainted := map[string][]string{} // taint -> nodes
+	taintedNodes := 0
+	short := map[corev1.ResourceName][]Shortage{}
+	shortNodes := map[corev1.ResourceName][]string{}
+	shortCount := 0
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		switch {
+		case n.SelectorMismatch:
+			selector = append(selector, n.Node.Name)
+		case n.Cordoned:
+			cordoned = append(cordoned, n.Node.Name)
+		case len(n.Taints) > 0:
+			taintedNodes++
+			for _, t := range n.Taints {
+				tainted[t.ToString()] = append(tainted[t.ToString()], n.Node.Name)
+			}
+		case len(n.Short) > 0:
+			shortCount++
+			for _, s := range n.Short {
+				short[s.Resource] = append(short[s.Resource], s)
+				shortNodes[s.Resource] = append(shortNodes[s.Resource], n.Node.Name)
+			}
+		default:
+			fits = append(fits, n.Node.Name)
+		}
+	}
+	var parts []string
+	if len(selector) > 0 {
+		parts = append(parts, fmt.Sprintf("%d not matching its node selector/affinity", len(selector)))
+	}
+	if len(cordoned) > 0 {
+		parts = append(parts, fmt.Sprintf("%d cordoned (%s)", len(cordoned), examples(cordoned)))
+	}
+	if taintedNodes > 0 {
+		ts := make([]string, 0, len(tainted))
+		for t := range tainted {
+			ts = append(ts, t)
+		}
+		sort.Slice(ts, func(i, j int) bool {
+			if len(tainted[ts[i]]) != len(tainted[ts[j]]) {
+				return len(tainted[ts[i]]) > len(tainted[ts[j]])
+			}
+			return ts[i] < ts[j]
+		})
+		var named []string
+		for _, t := range ts {
+			if len(ts) == 1 {
+				named = append(named, t)
+			} else {
+				named = append(named, fmt.Sprintf("%s ×%d", t, len(tainted[t])))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d tainted (%s)", taintedNodes, strings.Join(named, ", ")))
+	}
+	if shortCount > 0 {
+		rs := make([]corev1.ResourceName, 0, len(short))
+		for r := range short {
+			rs = append(rs, r)
+		}
+		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
+		for _, r := range rs {
+			best := short[r][0]
+			bestNode := shortNodes[r][0]
+			for k, s := range short[r] {
+				if m, b := s.Missing(), best.Missing(); m.Cmp(b) < 0 {
+					best, bestNode = s, shortNodes[r][k]
+				}
+			}
+			switch {
+			case r == corev1.ResourcePods:
+				parts = append(parts, fmt.Sprintf("%d full of pods (%s)", len(short[r]), examples(shortNodes[r])))
+			case len(short[r]) == 1:
+				parts = append(parts, fmt.Sprintf("1 short of %s (%s: %s of %s free)", FormatQuantity(r, best.Missing()), bestNode,
+					FormatQuantity(r, nonNegative(best.Free)), FormatQuantity(r, best.Allocatable)))
+			default:
+				parts = append(parts, fmt.Sprintf("%d short of %s (at least %s missing, on %s)", len(short[r]), ResourceTitle(r),
+					FormatQuantity(r, best.Missing()), bestNode))
+			}
+		}
+	}
+	head := fmt.Sprintf("%d/%d nodes can take it", len(fits), len(f.Nodes))
+	if len(parts) == 0 {
+		return head
+	}
+	return head + ": " + strings.Join(parts, ", ")
+}
+
+// Soonest is the single change that frees a node soonest, in this order:
+// uncordon a node whose only obstacle is its cordon; tolerate the one
+// intended taint that is the only obstacle on the most nodes; free room on
+// the node closest to fitting. Nodes the selector excludes are not
+// considered. Empty when no single change frees a node.
+func (f *Fit) Soonest() string {
+	var uncordon []string
+	tolerate := map[string][]string{}
+	var shortOnly []*NodeFit
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.SelectorMismatch || n.Fits() {
+			continue
+		}
+		switch {
+		case n.Cordoned && len(n.Taints) == 0 && len(n.Short) == 0:
+			uncordon = append(uncordon, n.Node.Name)
+		case !n.Cordoned && len(n.Taints) == 1 && len(n.Short) == 0 && TaintClass(n.Taints[0].Key) != TaintProblem:
+			tolerate[n.Taints[0].ToString()] = append(tolerate[n.Taints[0].ToString()], n.Node.Name)
+		case !n.Cordoned && len(n.Taints) == 0 && len(n.Short) == 1:
+			shortOnly = append(shortOnly, n)
+		}
+	}
+	if len(uncordon) > 0 {
+		return fmt.Sprintf("uncordon %s (the cordon is its only obstacle)", uncordon[0])
+	}
+	if len(tolerate) > 0 {
+		best := ""
+		for t, ns := range tolerate {
+			if best == "" || len(ns) > len(tolerate[best]) || (len(ns) == len(tolerate[best]) && t < best) {
+				best = t
+			}
+		}
+		return fmt.Sprintf("tolerate %s, if the workload belongs there (the only obstacle on %s)", best, plural(len(tolerate[best]), "node", "nodes"))
+	}
+	if len(shortOnly) > 0 {
+		sort.SliceStable(shortOnly, func(i, j int) bool {
+			a, b := shortOnly[i].Short[0], shortOnly[j].Short[0]
+			// Closest to fitting: the smallest share of allocatable missing.
+			return share(a) < share(b)
+		})
+		n := shortOnly[0]
+		s := n.Short[0]
+		if s.Resource == corev1.ResourcePods {
+			return fmt.Sprintf("make room for one pod on %s (it runs its %s allocatable pods)", n.Node.Name, s.Allocatable.String())
+		}
+		return fmt.Sprintf("free %s on %s, or lower the request to %s (room is its only obstacle)", FormatQuantity(s.Resource, s.Missing()),
+			n.Node.Name, FormatQuantity(s.Resource, nonNegative(s.Free)))
+	}
+	return ""
+}
+
+func share(s Shortage) float64 {
+	m := s.Missing()
+	if s.Allocatable.IsZero() {
+		return 1e18
+	}
+	return float64(m.MilliValue()) / float64(s.Allocatable.MilliValue())
+}
+
+func nonNegative(q resource.Quantity) resource.Quantity {
+	if q.Sign() < 0 {
+		return resource.Quantity{}
+	}
+	return q
+}
+
+// ResourceTitle is how messages name a resource: "CPU", "memory", "nvidia.com/gpu".
+func ResourceTitle(r corev1.ResourceName) string {
+	if r == corev1.ResourceCPU {
+		return "CPU"
+	}
+	return string(r)
+}
+
+// FormatQuantity writes a quantity for people: CPU in cores ("1.5 CPU",
+// "0.25 CPU"), memory and storage in Gi or Mi ("1.5Gi memory"), others as counts.
+func FormatQuantity(r corev1.ResourceName, q resource.Quantity) string {
+	switch r {
+	case corev1.ResourceCPU:
+		return strconv.FormatFloat(float64(q.MilliValue())/1000, 'f', -1, 64) + " CPU"
+	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage, corev1.ResourceStorage:
+		return Bytes(q.Value()) + " " + string(r)
+	}
+	return q.String() + " " + string(r)
+}
+
+// Bytes is a byte count in Gi (one decimal) or Mi.
+func Bytes(b int64) string {
+	const mi, gi = 1 << 20, 1 << 30
+	if b >= gi || -b >= gi {
+		return strconv.FormatFloat(math.Round(float64(b)/gi*10)/10, 'f', -1, 64) + "Gi"
+	}
+	return strconv.FormatInt((b+mi-1)/mi, 10) + "Mi"
+}
+
+func examples(names []string) string {
+	s := slices.Clone(names)
+	sort.Strings(s)
+	if len(s) > 3 {
+		return strings.Join(s[:3], ", ") + ", ..."
+	}
+	return strings.Join(s, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// Cause says what keeps the pod pending, most definitive first: missing
+// claims, requests no node can hold, a selector no node matches; else the
+// per-node Summary and the Soonest fix.
+func (f *Fit) Cause() string {
+	var causes []string
+	for _, c := range f.MissingClaims {
+		causes = append(causes, fmt.Sprintf("its persistentvolumeclaim %s does not exist", c))
+	}
+	for _, s := range f.NeverFits {
+		causes = append(causes, fmt.Sprintf("it requests %s, more than any node's allocatable (the largest has %s): it can never fit as the cluster is",
+			FormatQuantity(s.Resource, s.Request), FormatQuantity(s.Resource, s.Allocatable)))
+	}
+	matching := 0
+	for i := range f.Nodes {
+		if !f.Nodes[i].SelectorMismatch {
+			matching++
+		}
+	}
+	switch {
+	case len(f.Nodes) == 0:
+		causes = append(causes, "the cluster has no node")
+	case matching == 0:
+		c := "no node matches its node selector/affinity"
+		if len(f.AbsentLabels) > 0 {
+			c += ": " + strings.Join(f.AbsentLabels, "; ")
+		}
+		causes = append(causes, c)
+	case len(causes) == 0:
+		c := f.Summary()
+		if s := f.Soonest(); s != "" {
+			c += "; soonest fix: " + s
+		}
+		causes = append(causes, c)
+	}
+	return strings.Join(causes, "; ")
+}

@@ -1,0 +1,147 @@
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// namespaceNameLabel is the label the API server sets on every namespace to
+// its name, the one key a namespaceSelector can exclude a namespace by.
+const namespaceNameLabel = "kubernetes.io/metadata.name"
+
+// NamespaceScope says in words what the webhook's namespaceSelector lets
+// through, for a webhook that reaches kube-system: "with no namespaceSelector
+// or objectSelector excluding it", or "its namespaceSelector excludes a, b
+// but not kube-system".
+func (w Webhook) NamespaceScope() string {
+	sel := w.NamespaceSelector
+	if sel == nil || len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
+		return "with no namespaceSelector or objectSelector excluding it"
+	}
+	var excluded []string
+	for _, e := range sel.MatchExpressions {
+		if e.Key == namespaceNameLabel && e.Operator == metav1.LabelSelectorOpNotIn {
+			excluded = append(excluded, e.Values...)
+		}
+	}
+	if len(excluded) > 0 {
+		sort.Strings(excluded)
+		return fmt.Sprintf("its namespaceSelector excludes %s but not kube-system", strings.Join(excluded, ", "))
+	}
+	return fmt.Sprintf("its namespaceSelector (%s) matches kube-system", metav1.FormatLabelSelector(sel))
+}
+
+// ExcludeKubeSystemPatch is a JSON patch that excludes kube-system from the
+// webhook without widening it: with no namespaceSelector it adds one; with
+// one it adds a matchExpressions entry (selector terms are ANDed), creating
+// the list when the selector has none. It never replaces what is there.
+func (w Webhook) ExcludeKubeSystemPatch() string {
+	expr := map[string]any{"key": namespaceNameLabel, "operator": "NotIn", "values": []string{"kube-system"}}
+	var op map[string]any
+	base := fmt.Sprintf("/webhooks/%d/namespaceSelector", w.Index)
+	switch sel := w.NamespaceSelector; {
+	case sel == nil:
+		op = map[string]any{"op": "add", "path": base, "value": map[string]any{"matchExpressions": []any{expr}}}
+	case len(sel.MatchExpressions) == 0:
+		op = map[string]any{"op": "add", "path": base + "/matchExpressions", "value": []any{expr}}
+	default:
+		op = map[string]any{"op": "add", "path": base + "/matchExpressions/-", "value": expr}
+	}
+	b, _ := json.Marshal([]any{op})
+	return string(b)
+}
+
+// webhookInError finds the webhook a failed request names.
+var webhookInError = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
+
+// WebhookHarmEvents is the event read WebhookHarm uses.
+var WebhookHarmEvents = snapshot.Events("reason=FailedCreate")
+
+// WebhookHarm is the evidence that a webhook's failures hurt: controllers'
+// FailedCreate events that name it, and the API server's counters of
+// requests that failed open or were rejected because calling it failed.
+type WebhookHarm struct {
+	FailedCreates       int     // FailedCreate events (with their counts) naming the webhook
+	FailedOpen, Refused float64 // apiserver_admission_webhook_fail_open_count, rejection_count{error_type=calling_webhook_error}
+}
+
+// Any says whether there is evidence of harm.
+func (h WebhookHarm) Any() bool { return h.FailedCreates+int(h.FailedOpen)+int(h.Refused) > 0 }
+
+// Describe is "4 FailedCreate events name it; the API server counted 120 fail-open calls".
+func (h WebhookHarm) Describe() string {
+	var out []string
+	if h.FailedCreates > 0 {
+		out = append(out, fmt.Sprintf("controllers failed to create objects %d times because of it (FailedCreate events)", h.FailedCreates))
+	}
+	if h.FailedOpen > 0 {
+		out = append(out, fmt.Sprintf("the API server skipped it %d times (apiserver_admission_webhook_fail_open_count)", int(h.FailedOpen)))
+	}
+	if h.Refused > 0 {
+		out = append(out, fmt.Sprintf("the API server rejected %d requests because calling it failed", int(h.Refused)))
+	}
+	return strings.Join(out, "; ")
+}
+
+type webhookHarmKey struct{}
+
+// WebhookHarms indexes WebhookHarm by webhook name. FailedCreate events come
+// from WebhookHarmEvents (declare it); the metrics are used when the scan
+// read the API server's /metrics (the apiserver-metrics check declares it),
+// and are simply absent otherwise.
+func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
+	return snapshot.Memo(s, webhookHarmKey{}, func() map[string]WebhookHarm {
+		out := map[string]WebhookHarm{}
+		for _, e := range s.Events(WebhookHarmEvents.FieldSelector) {
+			if m := webhookInError.FindStringSubmatch(e.Message); m != nil {
+				h := out[m[1]]
+				_, _, n := EventTimes(&e)
+				h.FailedCreates += n
+				out[m[1]] = h
+			}
+		}
+		mf := s.Metrics()
+		each := func(name string, add func(*WebhookHarm, map[string]string, float64)) {
+			fam := mf[name]
+			if fam == nil {
+				return
+			}
+			for _, m := range fam.GetMetric() {
+				l := map[string]string{}
+				for _, lp := range m.GetLabel() {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				h := out[l["name"]]
+				add(&h, l, metricValue(m))
+				out[l["name"]] = h
+			}
+		}
+		each("apiserver_admission_webhook_fail_open_count", func(h *WebhookHarm, _ map[string]string, v float64) { h.FailedOpen += v })
+		each("apiserver_admission_webhook_rejection_count", func(h *WebhookHarm, l map[string]string, v float64) {
+			if l["error_type"] == "calling_webhook_error" {
+				h.Refused += v
+			}
+		})
+		return out
+	})
+}
+
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	case m.GetUntyped() != nil:
+		return m.GetUntyped().GetValue()
+	}
+	return 0
+}
