@@ -214,6 +214,13 @@ func severityFor(a availability) doctor.Severity {
 // podsPhrase is "3 pods" or "2 of 5 pods on nodes a, b" for a DaemonSet.
 func podsPhrase(g *kube.OwnerProblem, a availability) string {
 	s := doctor.Plural(len(g.Pods), "pod", "pods")
+	if g.Bare && len(g.Pods) > 1 {
+		var names []string
+		for _, p := range g.Pods {
+			names = append(names, p.Name)
+		}
+		return fmt.Sprintf("%d bare pods in namespace %s (%s)", len(g.Pods), g.Owner.Ref.Namespace, strings.Join(doctor.Examples(names), ", "))
+	}
 	if g.Owner.Daemon() {
 		nodes := g.Nodes()
 		if a.desired > int32(len(g.Pods)) {
@@ -531,7 +538,7 @@ func splitByReplicaSet(g *kube.OwnerProblem, rs string) (in, out *kube.OwnerProb
 			dst = &in
 		}
 		if *dst == nil {
-			*dst = &kube.OwnerProblem{Owner: g.Owner, Cause: g.Cause}
+			*dst = &kube.OwnerProblem{Owner: g.Owner, Bare: g.Bare, Cause: g.Cause}
 		}
 		(*dst).Pods = append((*dst).Pods, pod)
 		(*dst).Problems = append((*dst).Problems, g.Problems[i])

@@ -20,7 +20,10 @@ var PodProblemReads = append([]snapshot.Resource{snapshot.Pods}, WorkloadReads..
 // OwnerProblem is one cause shared by pods of one top owner (a bare pod is
 // its own owner): the unit of one finding.
 type OwnerProblem struct {
+	// Owner is the top owner; for bare pods, grouped by namespace, the
+	// first of them (Bare is then true).
 	Owner *Workload
+	Bare  bool
 	Cause Cause
 	// Pods and Problems are parallel: each pod with its first problem of
 	// this cause. Sorted by pod name.
@@ -107,9 +110,12 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 				}
 				seen[p.Cause] = true
 				key := w.Ref.Namespace + "/" + w.Ref.Kind + "/" + w.Ref.Name + "/" + string(p.Cause)
+				if !ok {
+					key = w.Ref.Namespace + "/Pod/*/" + string(p.Cause) // bare pods: one group per namespace
+				}
 				g := byKey[key]
 				if g == nil {
-					g = &OwnerProblem{Owner: w, Cause: p.Cause}
+					g = &OwnerProblem{Owner: w, Bare: !ok, Cause: p.Cause}
 					byKey[key] = g
 				}
 				g.Pods = append(g.Pods, pod)
@@ -128,6 +134,10 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 				pods[i], probs[i] = g.Pods[j], g.Problems[j]
 			}
 			g.Pods, g.Problems = pods, probs
+			if g.Bare {
+				p := pods[0]
+				g.Owner = &Workload{Ref: Ref("v1", "Pod", p), Meta: &p.ObjectMeta, Spec: &p.Spec, SpecPath: "/spec", Object: p}
+			}
 			out = append(out, g)
 		}
 		sort.Slice(out, func(i, j int) bool {
@@ -173,7 +183,7 @@ func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service stri
 		if len(pods) == 0 {
 			continue
 		}
-		sub := &OwnerProblem{Owner: op.Owner, Cause: op.Cause, Pods: pods, Problems: probs}
+		sub := &OwnerProblem{Owner: op.Owner, Bare: op.Bare, Cause: op.Cause, Pods: pods, Problems: probs}
 		if g == nil || causeRank(sub.Cause) < causeRank(g.Cause) {
 			g = sub
 		}
