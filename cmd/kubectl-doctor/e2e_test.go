@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,36 @@ func mergeWants(sets ...map[string][]wantFinding) map[string][]wantFinding {
 			out[check] = append(out[check], w...)
 		}
 	}
+	// Areas add findings to each other's checks: keep report order
+	// (severity, namespace, name, kind), as pkg/doctor sorts findings.
+	for _, w := range out {
+		sort.SliceStable(w, func(i, j int) bool {
+			if w[i].severity != w[j].severity {
+				return w[i].severity > w[j].severity
+			}
+			a, b := splitObject(w[i].object), splitObject(w[j].object)
+			if a[0] != b[0] {
+				return a[0] < b[0]
+			}
+			if a[2] != b[2] {
+				return a[2] < b[2]
+			}
+			return a[1] < b[1]
+		})
+	}
 	return out
+}
+
+// splitObject splits "ns/kind/name" or "kind/name" into namespace, kind, name.
+func splitObject(s string) [3]string {
+	parts := strings.SplitN(s, "/", 3)
+	if len(parts) == 2 {
+		return [3]string{"", parts[0], parts[1]}
+	}
+	if len(parts) == 3 {
+		return [3]string{parts[0], parts[1], parts[2]}
+	}
+	return [3]string{"", "", s}
 }
 
 // incidentWant: the seed incidents (issues 3 and 4).
