@@ -43,7 +43,7 @@ const exitCodesHelp = `Exit codes:
   0  no finding at or above --fail-on
   1  findings at or above --fail-on
   2  the scan could not run: bad flag, unreadable kubeconfig, cluster
-     unreachable, timeout (one line on stderr says why)`
+     unreachable, timeout, broken --from input (one line on stderr says why)`
 
 // NewRootCommand builds `kubectl doctor` with its subcommands.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -57,6 +57,13 @@ command that fixes or inspects it. It only reads: each resource is listed once
 from the API server's watch cache, Secrets are never read, and a resource you
 may not list only skips the checks that need it.
 
+With --from it diagnoses a cluster it cannot reach, from a file or directory:
+a 'kubectl doctor dump', 'kubectl cluster-info dump' output, 'kubectl get
+-o yaml|json' output or a troubleshoot.sh support bundle (.tar.gz or
+unpacked). No kubeconfig is read and no request is made; checks whose
+resources the input lacks are skipped ("not in the dump"), and broken input
+exits 2 naming the file.
+
 ` + exitCodesHelp,
 		Example: `  # Scan the current context
   kubectl doctor
@@ -65,7 +72,13 @@ may not list only skips the checks that need it.
   kubectl doctor -o json --fail-on warning
 
   # Only some checks, one namespace
-  kubectl doctor --check rollout-history -n shop`,
+  kubectl doctor --check rollout-history -n shop
+
+  # Capture now, diagnose later or elsewhere
+  kubectl doctor dump -o snapshot.yaml.gz
+  kubectl doctor --from snapshot.yaml.gz
+  kubectl doctor --from support-bundle.tar.gz
+  kubectl cluster-info dump --all-namespaces | kubectl doctor --from -`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl doctor"},
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
@@ -95,6 +108,7 @@ may not list only skips the checks that need it.
 		newAuditCommand(streams),
 	)
 	root.AddCommand(newNodesCommand(streams, scan.cluster))
+	root.AddCommand(newDumpCommand(streams, scan.cluster)) // issue 13
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

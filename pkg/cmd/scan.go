@@ -30,6 +30,8 @@ type ScanOptions struct {
 	checks []*doctor.Check
 	// ci is --config, --baseline and --show-suppressed (scan_ci.go).
 	ci ciOptions
+	// offline is --from (scan_offline.go).
+	offline offlineOptions
 	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
 	// docs/performance.md): CPU over the whole scan, heap in use once the
 	// checks have run, when the snapshot is still alive.
@@ -53,6 +55,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+	o.offline.addFlags(fs)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
 	_ = fs.MarkHidden("cpuprofile")
@@ -66,6 +69,10 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 
 // Complete resolves the cluster and the selected checks.
 func (o *ScanOptions) Complete(cmd *cobra.Command) error {
+	if o.offline.From != "" { // no cluster, no kubeconfig
+		o.offline.complete(cmd)
+		return nil
+	}
 	return o.cluster.complete(cmd)
 }
 
@@ -104,7 +111,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
 	defer cancel()
 
-	snap, ver, cfg, err := o.cluster.load(ctx, ioStreams{o.Out, o.ErrOut}, doctor.Reads(o.checks))
+	snap, ver, cfg, err := o.load(ctx, ioStreams{o.Out, o.ErrOut}, doctor.Reads(o.checks)) // the cluster, or --from
 	if err != nil {
 		return err
 	}

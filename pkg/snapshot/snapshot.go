@@ -43,6 +43,10 @@ type Snapshot struct {
 	// ServerVersion is the API server's gitVersion ("v1.37.2") from GET
 	// /version, for version-skew checks; "" when unknown.
 	ServerVersion string
+	// absent, when set, is why a resource that was not read is missing
+	// ("not in the dump"): offline snapshots (see Builder) hold only what
+	// their input held.
+	absent string
 }
 
 func newSnapshot() *Snapshot {
@@ -95,12 +99,12 @@ func (s *Snapshot) Err(r Resource) error {
 	}
 	if r.Path != "" {
 		if s.metrics == nil {
-			return &ListError{Resource: r, Reason: "not read by this scan", Skip: true}
+			return &ListError{Resource: r, Reason: s.absentReason(r, "not read by this scan"), Skip: true}
 		}
 		return nil
 	}
 	if s.list(r) == nil {
-		return &ListError{Resource: r, Reason: "not listed by this scan", Skip: true}
+		return &ListError{Resource: r, Reason: s.absentReason(r, "not listed by this scan"), Skip: true}
 	}
 	return nil
 }
@@ -349,7 +353,7 @@ func (s *Snapshot) Metadata(r Resource) []metav1.Object {
 // WithError returns a copy of s in which r failed to list with err, as the
 // loader records it: for tests of how checks degrade.
 func WithError(s *Snapshot, r Resource, err error) *Snapshot {
-	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion, metrics: s.metrics, pods: s.pods}
+	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion, metrics: s.metrics, pods: s.pods, absent: s.absent}
 	for k, v := range s.lists {
 		c.lists[k] = v
 	}

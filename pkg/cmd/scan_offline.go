@@ -1,0 +1,138 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	k8sversion "k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// offlineOptions is --from (issue 13): the scan reads a dump, a support
+// bundle or kubectl output instead of the cluster, needing no kubeconfig and
+// sending no request.
+type offlineOptions struct {
+	From string
+	// namespace is -n, read from the flag itself: no kubeconfig is loaded.
+	namespace string
+}
+
+func (o *offlineOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.From, "from", "", "Scan `PATH` instead of the cluster, with no kubeconfig: a file from 'kubectl doctor dump', "+
+		"'kubectl cluster-info dump' output, 'kubectl get -o yaml|json' output, a directory of them, or a support bundle (- reads stdin)")
+}
+
+// complete takes -n from its flag; unlike a live scan it reads no
+// kubeconfig, so --from works where none exists.
+func (o *offlineOptions) complete(cmd *cobra.Command) {
+	all := cmd.Flags().Lookup("all-namespaces")
+	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed && (all == nil || !all.Changed) {
+		o.namespace = f.Value.String()
+	}
+}
+
+// load is the scan's read: --from's input, or else the cluster. For an
+// input it returns the report's cluster in the shape of a live load (a
+// config whose Host names the source) and sets the scan's clock to the
+// capture time unless --now-like tests set one.
+func (o *ScanOptions) load(ctx context.Context, streams ioStreams, reads []snapshot.Resource) (*snapshot.Snapshot, *k8sversion.Info, *rest.Config, error) {
+	if o.offline.From == "" {
+		return o.cluster.load(ctx, streams, reads)
+	}
+	res, err := offline.Load(o.offline.From, offline.Options{Namespace: o.offline.namespace, Stdin: o.In})
+	if err != nil {
+		var ie *offline.InputError
+		if errors.As(err, &ie) {
+			return nil, nil, nil, &exitError{Code: ExitError, Err: fmt.Errorf("--from %s", report.Esc(ie.Error()))}
+		}
+		return nil, nil, nil, &exitError{Code: ExitError, Err: fmt.Errorf("--from %s: %v", o.offline.From, err)}
+	}
+	source := o.offline.From
+	if res.Header != nil && res.Header.Server != "" {
+		source = res.Header.Server
+	}
+	if o.Now.IsZero() {
+		o.Now = res.Now
+	}
+	printInputSummary(streams.ErrOut, o.offline.From, res, o.Now)
+	return res.Snapshot, &k8sversion.Info{GitVersion: res.Snapshot.ServerVersion}, &rest.Config{Host: source}, nil
+}
+
+// printInputSummary says on stderr what the input held and what the scan
+// made of it: what was converted, ignored or dropped, and the clock ages are
+// measured against.
+func printInputSummary(w io.Writer, from string, res *offline.Result, now time.Time) {
+	st := res.Stats
+	var parts []string
+	parts = append(parts, fmt.Sprintf("%s: %s", res.Format, doctor.Plural(st.Objects, "object", "objects")))
+	if n := sum(st.Ignored); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s of kinds no check reads ignored (%s)", doctor.Thousands(n), topCounts(st.Ignored, 4)))
+	}
+	if st.Secrets > 0 {
+		parts = append(parts, fmt.Sprintf("%s dropped unread", doctor.Plural(st.Secrets, "Secret", "Secrets")))
+	}
+	if n := sum(st.Converted); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s converted from removed API versions (%s)", doctor.Thousands(n), topCounts(st.Converted, 4)))
+	}
+	for reason, n := range st.Unconverted {
+		parts = append(parts, fmt.Sprintf("%s skipped: %s", doctor.Thousands(n), reason))
+	}
+	if st.NotObjects > 0 {
+		parts = append(parts, fmt.Sprintf("%s without Kubernetes objects skipped", doctor.Plural(st.NotObjects, "document", "documents")))
+	}
+	if st.OutOfScope > 0 {
+		parts = append(parts, fmt.Sprintf("%s outside the namespace", doctor.Thousands(st.OutOfScope)))
+	}
+	sort.Strings(parts[1:])
+	fmt.Fprintf(w, "kubectl doctor: read %s: %s\n", report.Esc(from), report.Esc(strings.Join(parts, "; ")))
+	switch {
+	case res.Header != nil:
+		fmt.Fprintf(w, "kubectl doctor: captured %s from %s (%s) by kubectl-doctor %s; ages are as of the capture\n",
+			now.UTC().Format(time.RFC3339), report.Esc(res.Header.Server), report.Esc(res.Header.ServerVersion), report.Esc(res.Header.DoctorVersion))
+	case !res.Now.IsZero():
+		fmt.Fprintf(w, "kubectl doctor: no capture time in the input: ages are as of its newest timestamp, %s\n", now.UTC().Format(time.RFC3339))
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// topCounts is "ConfigMap ×20, ServiceAccount ×9, +3 more".
+func topCounts(m map[string]int, max int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	var out []string
+	for i, k := range keys {
+		if i == max {
+			out = append(out, fmt.Sprintf("+%d more", len(keys)-max))
+			break
+		}
+		out = append(out, fmt.Sprintf("%s ×%s", k, doctor.Thousands(m[k])))
+	}
+	return strings.Join(out, ", ")
+}

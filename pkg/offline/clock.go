@@ -1,0 +1,89 @@
+package offline
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+)
+
+// newest is the latest time an input's objects record. Inputs other than
+// kubectl-doctor dumps do not say when they were captured, and checks judge
+// ages against "now": the newest timestamp is the best lower bound of the
+// capture time (kubelets renew node heartbeats and controllers stamp
+// conditions and events continuously, so it is usually minutes off at most).
+type newest struct{ t time.Time }
+
+func (n *newest) at(ts ...metav1.Time) {
+	for _, t := range ts {
+		if t.After(n.t) {
+			n.t = t.Time
+		}
+	}
+}
+
+func (n *newest) see(obj runtime.Object) {
+	if m, err := meta.Accessor(obj); err == nil {
+		n.at(m.GetCreationTimestamp())
+		if d := m.GetDeletionTimestamp(); d != nil {
+			n.at(*d)
+		}
+	}
+	switch o := obj.(type) {
+	case *corev1.Node:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastHeartbeatTime, c.LastTransitionTime)
+		}
+	case *corev1.Pod:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+		for _, cs := range [][]corev1.ContainerStatus{o.Status.InitContainerStatuses, o.Status.ContainerStatuses} {
+			for _, c := range cs {
+				if r := c.State.Running; r != nil {
+					n.at(r.StartedAt)
+				}
+				if t := c.State.Terminated; t != nil {
+					n.at(t.StartedAt, t.FinishedAt)
+				}
+			}
+		}
+	case *corev1.Event:
+		n.at(o.FirstTimestamp, o.LastTimestamp, metav1.Time(o.EventTime))
+		if o.Series != nil {
+			n.at(metav1.Time(o.Series.LastObservedTime))
+		}
+	case *appsv1.Deployment:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastUpdateTime, c.LastTransitionTime)
+		}
+	case *batchv1.Job:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastProbeTime, c.LastTransitionTime)
+		}
+	case *batchv1.CronJob:
+		if o.Status.LastScheduleTime != nil {
+			n.at(*o.Status.LastScheduleTime)
+		}
+	case *corev1.Namespace:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *apiregistrationv1.APIService:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	}
+}
+
+func namespaceOf(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetNamespace()
+	}
+	return ""
+}

@@ -1,0 +1,467 @@
+package offline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// Stats says what an input held and what was made of it; the scan prints
+// it on stderr so that a user knows what the findings stand on.
+type Stats struct {
+	Files   int // files read
+	Objects int // objects filed into the snapshot
+	// Ignored counts objects of kinds no check reads, by kind.
+	Ignored map[string]int
+	// Secrets counts Secrets dropped without being decoded.
+	Secrets int
+	// Converted counts objects of removed API versions converted to the
+	// versions checks read, by "apiVersion kind".
+	Converted map[string]int
+	// Unconverted counts objects of removed API versions that could not be
+	// converted, by reason.
+	Unconverted map[string]int
+	// NotObjects counts documents of a support bundle or must-gather that
+	// hold no Kubernetes objects (API discovery, RBAC reviews, redactions).
+	NotObjects int
+	// OutOfScope counts objects outside the namespace given with -n.
+	OutOfScope int
+}
+
+func newStats() *Stats {
+	return &Stats{Ignored: map[string]int{}, Converted: map[string]int{}, Unconverted: map[string]int{}}
+}
+
+// InputError is broken input: the file (or "-"), the document (1-based; 0
+// for the file as a whole) and what is wrong. It is one line.
+type InputError struct {
+	File string
+	Doc  int
+	Msg  string
+}
+
+func (e *InputError) Error() string {
+	if e.Doc == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s: document %d: %s", e.File, e.Doc, e.Msg)
+}
+
+// errNotObjects marks a document that is valid JSON or YAML but no
+// Kubernetes object: an error in strict inputs, skipped in bundles.
+var errNotObjects = errors.New("not Kubernetes objects")
+
+// decoder files the objects of one input into a snapshot builder.
+type decoder struct {
+	b      *snapshot.Builder
+	stats  *Stats
+	ns     string // -n: drop namespaced objects of other namespaces
+	clock  newest
+	header *Header // the dump header, once read
+	// finished is the dump's end of capture, when it records one.
+	finished time.Time
+}
+
+// stream is the state of one file or stream being decoded.
+type stream struct {
+	d       *decoder
+	name    string
+	lenient bool
+	doc     int
+	seen    int // documents with content so far
+	// dump state: set when the stream opened with a dump header.
+	dump      bool
+	cur       *snapshot.Resource
+	remaining int
+	ended     bool
+}
+
+// decodeStream reads a JSON stream (objects or arrays, concatenated, as
+// `kubectl get -o json` and `kubectl cluster-info dump` write them; the
+// latter's pod log sections are skipped) or a YAML stream of documents.
+// In a lenient stream a document without Kubernetes objects ends the file
+// quietly (counted); in a strict one it is an error.
+func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
+	st := &stream{d: d, name: name, lenient: lenient}
+	br := bufio.NewReaderSize(r, 64<<10)
+	first, err := peekNonSpace(br)
+	if errors.Is(err, io.EOF) {
+		return nil // an empty file holds nothing
+	}
+	if err != nil {
+		return &InputError{File: name, Msg: err.Error()}
+	}
+	if first == '{' || first == '[' {
+		dec := json.NewDecoder(&logFilter{r: br})
+		for {
+			st.doc++
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				return st.fail(fmt.Sprintf("not valid JSON: %v", jsonErr(err)))
+			}
+			if err := st.value(raw); errors.Is(err, errNotObjects) && lenient {
+				d.stats.NotObjects++
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+	} else {
+		yr := utilyaml.NewYAMLReader(br)
+		for {
+			st.doc++
+			doc, err := yr.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return st.fail(fmt.Sprintf("not valid YAML: %v", err))
+			}
+			if blank(doc) {
+				continue
+			}
+			j, err := yaml.YAMLToJSON(doc)
+			if err != nil {
+				return st.fail(fmt.Sprintf("not valid YAML: %v", strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")))
+			}
+			if err := st.value(j); errors.Is(err, errNotObjects) && lenient {
+				d.stats.NotObjects++
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+	}
+	if st.dump && !st.ended {
+		return &InputError{File: name, Msg: "the dump ends before its DumpEnd record: it was cut short"}
+	}
+	return nil
+}
+
+func (st *stream) fail(msg string) error { return &InputError{File: st.name, Doc: st.doc, Msg: msg} }
+
+func (st *stream) notObjects(what string) error {
+	if st.lenient {
+		return errNotObjects
+	}
+	return st.fail(what + ": not a Kubernetes object (no apiVersion and kind)")
+}
+
+type typeMeta struct {
+	APIVersion string          `json:"apiVersion"`
+	Kind       string          `json:"kind"`
+	Items      json.RawMessage `json:"items"`
+}
+
+// value handles one JSON value: an object, a list of objects, an array of
+// objects (older support bundles), or a record of a kubectl-doctor dump.
+func (st *stream) value(raw []byte) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	st.seen++
+	switch raw[0] {
+	case '[':
+		var arr []json.RawMessage
+		if err := json.Unmarshal(raw, &arr); err != nil {
+			return st.fail(err.Error())
+		}
+		for _, el := range arr {
+			var tm typeMeta
+			if err := json.Unmarshal(el, &tm); err != nil || tm.Kind == "" || tm.APIVersion == "" {
+				return st.notObjects("an array element")
+			}
+			if err := st.object(el, tm.APIVersion, tm.Kind); err != nil {
+				return err
+			}
+		}
+		return nil
+	case '{':
+	default:
+		return st.notObjects("a JSON scalar")
+	}
+	var tm typeMeta
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return st.notObjects("an object with a malformed apiVersion or kind")
+	}
+	if tm.APIVersion == APIVersion && strings.HasPrefix(tm.Kind, "Dump") {
+		return st.record(raw, tm.Kind)
+	}
+	if st.dump && st.ended {
+		return st.fail("data after the dump's DumpEnd record")
+	}
+	if tm.Kind == "" || tm.APIVersion == "" {
+		return st.notObjects("an object")
+	}
+	if strings.HasSuffix(tm.Kind, "List") && tm.Items != nil {
+		return st.list(tm)
+	}
+	return st.object(raw, tm.APIVersion, tm.Kind)
+}
+
+// list files the items of a typed list (PodList: its kind says what every
+// item is, and marks the resource present even when empty) or a kubectl
+// "List" (items say what they are).
+func (st *stream) list(tm typeMeta) error {
+	itemKind := strings.TrimSuffix(tm.Kind, "List")
+	if itemKind != "" && !st.dump {
+		if target, _, skip := convertTarget(tm.APIVersion, itemKind); skip == "" {
+			if r, ok := resourceOf(target, itemKind); ok {
+				if !st.d.secret(itemKind) {
+					st.d.b.Present(r)
+				}
+			}
+		}
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(tm.Items, &items); err != nil {
+		return st.fail(fmt.Sprintf("%s: items is not an array of objects", tm.Kind))
+	}
+	for _, it := range items {
+		var itm typeMeta
+		if err := json.Unmarshal(it, &itm); err != nil {
+			return st.fail(fmt.Sprintf("%s: an item is not an object", tm.Kind))
+		}
+		gv, kind := itm.APIVersion, itm.Kind
+		if kind == "" && itemKind != "" {
+			gv, kind = tm.APIVersion, itemKind
+		}
+		if gv == "" {
+			gv = tm.APIVersion
+		}
+		if kind == "" {
+			return st.fail(fmt.Sprintf("%s: an item has no kind", tm.Kind))
+		}
+		if err := st.object(it, gv, kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) secret(kind string) bool { return kind == "Secret" }
+
+// object decodes one object into the type its resource holds, after
+// converting removed API versions, and files it.
+func (st *stream) object(raw []byte, apiVersion, kind string) error {
+	d := st.d
+	if d.secret(kind) {
+		d.stats.Secrets++ // never decoded, never kept
+		if st.dump && st.remaining > 0 {
+			st.remaining--
+		}
+		return nil
+	}
+	target, body, skip, err := convert(apiVersion, kind, raw)
+	if err != nil {
+		return st.fail(fmt.Sprintf("converting %s %s: %v", apiVersion, kind, err))
+	}
+	r, known := resourceOf(target, kind)
+	if st.dump {
+		if st.cur == nil || st.remaining == 0 {
+			return st.fail(fmt.Sprintf("%s %s outside the objects a DumpRead record announces", apiVersion, kind))
+		}
+		if st.cur.Kind != kind {
+			return st.fail(fmt.Sprintf("a %s among the objects of %s", kind, st.cur))
+		}
+		r = *st.cur
+		st.remaining--
+	}
+	switch {
+	case skip != "":
+		d.stats.Unconverted[skip]++
+		return nil
+	case !known:
+		d.stats.Ignored[kindName(apiVersion, kind)]++
+		return nil
+	}
+	obj, err := snapshot.Scheme().New(r.GVR().GroupVersion().WithKind(kind))
+	if err != nil {
+		return st.fail(err.Error())
+	}
+	if err := json.Unmarshal(body, obj); err != nil {
+		return st.fail(fmt.Sprintf("decoding %s %s: %v", apiVersion, kind, jsonErr(err)))
+	}
+	if target != apiVersion {
+		d.stats.Converted[apiVersion+" "+kind]++
+	}
+	if d.ns != "" && r.Namespaced && namespaceOf(obj) != d.ns {
+		d.stats.OutOfScope++
+		return nil
+	}
+	d.clock.see(obj)
+	d.b.Add(r, obj)
+	d.stats.Objects++
+	return nil
+}
+
+// record handles the records of a kubectl-doctor dump.
+func (st *stream) record(raw []byte, kind string) error {
+	if kind == KindHeader {
+		if st.seen != 1 || st.dump {
+			return st.fail("a dump header that does not open its file")
+		}
+		var h Header
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return st.fail(fmt.Sprintf("dump header: %v", jsonErr(err)))
+		}
+		if st.d.header != nil {
+			return st.fail("a second dump: read one dump at a time")
+		}
+		st.dump, st.d.header = true, &h
+		return nil
+	}
+	if !st.dump {
+		return st.fail(fmt.Sprintf("a %s record without the dump header before it", kind))
+	}
+	if st.ended {
+		return st.fail("data after the dump's DumpEnd record")
+	}
+	if st.remaining > 0 {
+		return st.fail(fmt.Sprintf("%s ends after %d fewer objects than its record announces: the dump is damaged", st.cur, st.remaining))
+	}
+	switch kind {
+	case KindRead:
+		var rec readRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return st.fail(fmt.Sprintf("DumpRead record: %v", jsonErr(err)))
+		}
+		r := rec.Resource.resource()
+		if r.Kind == "" || r.Resource == "" {
+			return st.fail("DumpRead record without a resource")
+		}
+		if rec.Count < 0 {
+			return st.fail("DumpRead record with a negative count")
+		}
+		st.cur, st.remaining = &r, rec.Count
+		switch {
+		case rec.Error != "":
+			st.d.b.Fail(r, rec.Error, rec.Skip)
+			st.remaining = 0
+		case r.Path != "":
+			st.d.b.SetMetrics(strings.NewReader(rec.Metrics))
+		default:
+			st.d.b.Present(r)
+		}
+	case KindEnd:
+		var end endRecord
+		if err := json.Unmarshal(raw, &end); err != nil {
+			return st.fail(fmt.Sprintf("DumpEnd record: %v", jsonErr(err)))
+		}
+		if end.FinishedAt != nil {
+			st.d.finished = *end.FinishedAt
+		}
+		st.ended, st.cur = true, nil
+	default:
+		return st.fail(fmt.Sprintf("unknown dump record %q", kind))
+	}
+	return nil
+}
+
+func peekNonSpace(br *bufio.Reader) (byte, error) {
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case 0xEF: // a UTF-8 byte order mark
+			if b, err := br.Peek(2); err == nil && b[0] == 0xBB && b[1] == 0xBF {
+				_, _ = br.Discard(2)
+				continue
+			}
+		}
+		return c, br.UnreadByte()
+	}
+}
+
+func blank(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") && l != "---" {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonErr makes encoding/json's errors read as one plain line.
+func jsonErr(err error) string {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input (truncated?)"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// logFilter drops the pod log sections `kubectl cluster-info dump` writes
+// between its JSON lists when it prints to stdout:
+//
+//	==== START logs for container C of pod NS/NAME ====
+//	...
+//	==== END logs for container C of pod NS/NAME ====
+type logFilter struct {
+	r     *bufio.Reader
+	buf   []byte
+	inLog bool
+	err   error
+}
+
+func (f *logFilter) Read(p []byte) (int, error) {
+	for len(f.buf) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, err := f.r.ReadBytes('\n')
+		f.err = err
+		switch {
+		case bytes.HasPrefix(line, []byte("==== START logs for")):
+			f.inLog = true
+		case bytes.HasPrefix(line, []byte("==== END logs for")):
+			f.inLog = false
+		case !f.inLog:
+			f.buf = line
+		}
+	}
+	n := copy(p, f.buf)
+	f.buf = f.buf[n:]
+	return n, nil
+}
+
+// kindName is "ConfigMap" for built-in kinds and "Node.longhorn.io" for
+// others, so that a custom resource is not mistaken for the kind it shares
+// a name with.
+func kindName(apiVersion, kind string) string {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok || !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io") {
+		return kind
+	}
+	return kind + "." + group
+}
+
+// resourceOf is the resource that holds kind in apiVersion, if a check
+// reads it (only in the version checks read: convert first).
+func resourceOf(apiVersion, kind string) (snapshot.Resource, bool) {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		group = ""
+	}
+	r, found := snapshot.ResourceFor(group, kind)
+	if !found || r.GVR().GroupVersion().String() != apiVersion {
+		return snapshot.Resource{}, false
+	}
+	return r, true
+}

@@ -1,0 +1,314 @@
+package offline_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// writeTree writes files (slash paths) under a temp dir and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+const nodeList = `{"kind":"NodeList","apiVersion":"v1","metadata":{},"items":[
+ {"metadata":{"name":"n1","creationTimestamp":"2024-01-01T00:00:00Z"},
+  "spec":{"taints":[{"key":"node.kubernetes.io/unreachable","effect":"NoSchedule","timeAdded":"2024-03-01T10:00:00Z"}]},
+  "status":{"conditions":[{"type":"Ready","status":"Unknown","lastHeartbeatTime":"2024-03-01T09:59:00Z","lastTransitionTime":"2024-03-01T10:00:00Z","reason":"NodeStatusUnknown"}]}}]}`
+
+func podList(ns string, names ...string) string {
+	var items []string
+	for _, n := range names {
+		items = append(items, `{"metadata":{"name":"`+n+`","namespace":"`+ns+`","creationTimestamp":"2024-03-01T11:00:00Z"},"spec":{"containers":[{"name":"c","image":"i","env":[{"name":"A","value":"b"}]}]},"status":{"phase":"Running"}}`)
+	}
+	return `{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[` + strings.Join(items, ",") + `]}`
+}
+
+func mustLoad(t *testing.T, p string, opts offline.Options) *offline.Result {
+	t.Helper()
+	res, err := offline.Load(p, opts)
+	if err != nil {
+		t.Fatalf("loading %s: %v", p, err)
+	}
+	return res
+}
+
+// TestClusterInfoDumpTree: `kubectl cluster-info dump --output-directory`
+// writes nodes.json and NS/{events,pods,...}.json lists (items without
+// apiVersion/kind) and NS/POD/logs.txt; only what it wrote is present.
+func TestClusterInfoDumpTree(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"nodes.json":                              nodeList,
+		"kube-system/pods.json":                   podList("kube-system", "a", "b"),
+		"kube-system/a/logs.txt":                  "not json at all {",
+		"kube-system/replicasets.json":            `{"kind":"ReplicaSetList","apiVersion":"apps/v1","metadata":{},"items":[]}`,
+		"kube-system/events.json":                 `{"kind":"EventList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"e","namespace":"kube-system"},"involvedObject":{"kind":"Pod","name":"a","namespace":"kube-system"},"reason":"FailedCreatePodSandBox","type":"Warning","lastTimestamp":"2024-03-01T12:00:00Z"}]}`,
+		"kube-system/services.json":               `{"kind":"ServiceList","apiVersion":"v1","metadata":{},"items":[]}`,
+		"kube-system/daemonsets.json":             `{"kind":"DaemonSetList","apiVersion":"apps/v1","metadata":{},"items":[]}`,
+		"kube-system/deployments.json":            `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{},"items":[]}`,
+		"kube-system/replicationcontrollers.json": `{"kind":"ReplicationControllerList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"rc","namespace":"kube-system"}}]}`,
+	})
+	res := mustLoad(t, root, offline.Options{})
+	s := res.Snapshot
+	if res.Format != offline.FormatObjects {
+		t.Errorf("format %q", res.Format)
+	}
+	if got := len(s.Pods()); got != 2 {
+		t.Errorf("%d pods, want 2", got)
+	}
+	if env := s.Pods()[0].Spec.Containers[0].Env; env != nil {
+		t.Errorf("pods are not trimmed as a live scan trims them: env %v", env)
+	}
+	if got := s.Events("reason=FailedCreatePodSandBox"); len(got) != 1 {
+		t.Errorf("events filtered by selector: %d, want 1", len(got))
+	}
+	for _, r := range []snapshot.Resource{snapshot.ReplicaSets, snapshot.Services, snapshot.Nodes, snapshot.DaemonSets} {
+		if err := s.Err(r); err != nil {
+			t.Errorf("%s: %v (an empty list in the dump is present)", r, err)
+		}
+	}
+	for _, r := range []snapshot.Resource{snapshot.Namespaces, snapshot.Jobs, snapshot.APIServerMetrics} {
+		err := s.Err(r)
+		if err == nil || !snapshot.IsSkippable(err) || err.Error() != "not in the dump: "+r.String() {
+			t.Errorf("%s: err %v, want skippable \"not in the dump: %s\"", r, err, r)
+		}
+	}
+	if res.Stats.Ignored["ReplicationController"] != 1 {
+		t.Errorf("ignored kinds %v", res.Stats.Ignored)
+	}
+	// The newest timestamp is the clock: the event's lastTimestamp.
+	if want := time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC); !res.Now.Equal(want) {
+		t.Errorf("now = %s, want %s", res.Now, want)
+	}
+	// Checks run, and those whose reads are missing are skipped, not passed.
+	r := doctor.Run(context.Background(), s, checks.All(), res.Now)
+	status := map[string]doctor.CheckResult{}
+	for _, c := range r.Checks {
+		status[c.Name] = c
+	}
+	if c := status["node-taints"]; c.Status != doctor.StatusFailed {
+		t.Errorf("node-taints on an unreachable node: %+v", c)
+	}
+	if c := status["namespace-stuck-terminating"]; c.Status != doctor.StatusSkipped || !strings.Contains(c.Reason, "not in the dump: namespaces") {
+		t.Errorf("namespace-stuck-terminating without namespaces: %+v", c)
+	}
+	for _, c := range r.Checks {
+		if c.Status == doctor.StatusPassed {
+			for _, read := range checkReads(c.Name) {
+				if s.Err(read) != nil {
+					t.Errorf("%s passed although %s is not in the dump", c.Name, read)
+				}
+			}
+		}
+	}
+}
+
+func checkReads(name string) []snapshot.Resource {
+	for _, c := range checks.All() {
+		if c.Name == name {
+			return c.Reads
+		}
+	}
+	return nil
+}
+
+// TestClusterInfoDumpStream: the same dump on stdout, pod logs included
+// between its JSON lists, read from "-".
+func TestClusterInfoDumpStream(t *testing.T) {
+	stream := nodeList + "\n" + podList("default", "web-1") + "\n" +
+		"==== START logs for container c of pod default/web-1 ====\n{ not json\n]]]\n==== END logs for container c of pod default/web-1 ====\n" +
+		podList("kube-system", "dns") + "\n"
+	res, err := offline.Load("-", offline.Options{Stdin: strings.NewReader(stream)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(res.Snapshot.Pods()); got != 2 {
+		t.Errorf("%d pods, want 2", got)
+	}
+	if len(res.Snapshot.Nodes()) != 1 {
+		t.Errorf("nodes %v", res.Snapshot.Nodes())
+	}
+}
+
+// TestKubectlGetOutput: a kubectl List (items carry their kinds), multi-
+// document YAML, and a directory of one object per file, recursively.
+func TestKubectlGetOutput(t *testing.T) {
+	list := `{"apiVersion":"v1","kind":"List","metadata":{},"items":[
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"shop"}},
+ {"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"shop"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}}}}},
+ {"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"shop"},"data":{"k":"c2VjcmV0"}},
+ {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"shop"}}]}`
+	yamlDocs := "# kubectl get pods,nodes -o yaml, one per document\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p2, namespace: shop}\n---\n---\napiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
+	root := writeTree(t, map[string]string{
+		"list.json":          list,
+		"more/docs.yaml":     yamlDocs,
+		"more/deep/one.yml":  "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n",
+		"more/deep/notes.md": "# ignored: not JSON or YAML",
+	})
+	res := mustLoad(t, root, offline.Options{})
+	s := res.Snapshot
+	if len(s.Pods()) != 2 || len(s.Deployments()) != 1 || len(s.Nodes()) != 1 || len(s.Namespaces()) != 1 {
+		t.Errorf("pods %d deployments %d nodes %d namespaces %d", len(s.Pods()), len(s.Deployments()), len(s.Nodes()), len(s.Namespaces()))
+	}
+	if res.Stats.Secrets != 1 || res.Stats.Ignored["ConfigMap"] != 1 || res.Stats.Objects != 5 {
+		t.Errorf("stats %+v", res.Stats)
+	}
+	// A kubectl List marks only its items' kinds present.
+	if err := s.Err(snapshot.ReplicaSets); err == nil {
+		t.Error("replicasets present although no input held any")
+	}
+	// -n keeps one namespace.
+	res = mustLoad(t, root, offline.Options{Namespace: "other"})
+	if len(res.Snapshot.Pods()) != 0 || res.Stats.OutOfScope != 3 || len(res.Snapshot.Nodes()) != 1 {
+		t.Errorf("-n other: pods %d, out of scope %d, nodes %d", len(res.Snapshot.Pods()), res.Stats.OutOfScope, len(res.Snapshot.Nodes()))
+	}
+	// One file, YAML.
+	res = mustLoad(t, filepath.Join(root, "more", "docs.yaml"), offline.Options{})
+	if len(res.Snapshot.Pods()) != 1 {
+		t.Errorf("single YAML file: %d pods", len(res.Snapshot.Pods()))
+	}
+}
+
+// bundleFiles is a troubleshoot.sh support bundle in miniature: lists per
+// namespace, cluster-scoped lists, an errors file, discovery documents and
+// redacted custom resources that are not objects.
+func bundleFiles() map[string]string {
+	return map[string]string{
+		"bundle/version.yaml":                                        "apiVersion: troubleshoot.sh/v1beta2\nkind: SupportBundle\nspec: {versionNumber: 0.62.1}\n",
+		"bundle/analysis.json":                                       `[{"name":"x","isPass":true}]`,
+		"bundle/cluster-info/cluster_version.json":                   `{"info":{"gitVersion":"v1.23.5"},"string":"v1.23.5"}`,
+		"bundle/cluster-resources/nodes.json":                        nodeList,
+		"bundle/cluster-resources/groups.json":                       `[{"name":"","versions":[{"groupVersion":"v1","version":"v1"}]}]`,
+		"bundle/cluster-resources/pods/default.json":                 podList("default", "web-1"),
+		"bundle/cluster-resources/pods/logs/default/web-1/c.log":     "log line",
+		"bundle/cluster-resources/cronjobs/default.json":             `{"kind":"CronJobList","apiVersion":"batch/v1beta1","metadata":{},"items":[{"kind":"CronJob","apiVersion":"batch/v1beta1","metadata":{"name":"nightly","namespace":"default"},"spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}}}]}`,
+		"bundle/cluster-resources/deployments-errors.json":           `["deployments.apps is forbidden: User \"x\" cannot list resource \"deployments\" in API group \"apps\" in the namespace \"kube-system\""]`,
+		"bundle/cluster-resources/deployments/default.json":          `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{},"items":[]}`,
+		"bundle/cluster-resources/custom-resources/x.io/a.yaml":      "- apiVersion: x.io/v1\n  kind: X\n  spec: *redacted\n",
+		"bundle/cluster-resources/image-pull-secrets/default/r.json": `{"***HIDDEN***":"kurl"}`,
+		"bundle/cluster-resources/auth-cani-list/default.json":       `[{"verbs":["*"]}]`,
+	}
+}
+
+func TestSupportBundle(t *testing.T) {
+	check := func(t *testing.T, res *offline.Result) {
+		t.Helper()
+		s := res.Snapshot
+		if res.Format != offline.FormatBundle || s.ServerVersion != "v1.23.5" {
+			t.Errorf("format %q, version %q", res.Format, s.ServerVersion)
+		}
+		if len(s.Pods()) != 1 || len(s.Nodes()) != 1 {
+			t.Errorf("pods %d nodes %d", len(s.Pods()), len(s.Nodes()))
+		}
+		if cj := s.CronJobs(); len(cj) != 1 || cj[0].Spec.Schedule != "0 3 * * *" || res.Stats.Converted["batch/v1beta1 CronJob"] != 1 {
+			t.Errorf("batch/v1beta1 CronJob not converted: %+v, %v", cj, res.Stats.Converted)
+		}
+		err := s.Err(snapshot.Deployments)
+		if err == nil || !snapshot.IsSkippable(err) || !strings.Contains(err.Error(), "incomplete in the dump") || !strings.Contains(err.Error(), "forbidden") {
+			t.Errorf("deployments with an errors file: %v", err)
+		}
+		if res.Stats.NotObjects == 0 {
+			t.Errorf("non-object documents not counted: %+v", res.Stats)
+		}
+	}
+	root := writeTree(t, bundleFiles())
+	t.Run("directory", func(t *testing.T) { check(t, mustLoad(t, root, offline.Options{})) })
+	t.Run("tar.gz", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "support-bundle.tar.gz")
+		writeTarGz(t, p, bundleFiles())
+		check(t, mustLoad(t, p, offline.Options{}))
+	})
+	t.Run("tar.gz on stdin", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "b.tgz")
+		writeTarGz(t, p, bundleFiles())
+		f, _ := os.Open(p)
+		defer f.Close()
+		check(t, mustLoad(t, "-", offline.Options{Stdin: f}))
+	})
+	// A resource file that is broken is an error even in a bundle.
+	files := bundleFiles()
+	files["bundle/cluster-resources/pods/default.json"] = podList("default", "web-1")[:100]
+	_, err := offline.Load(writeTree(t, files), offline.Options{})
+	if err == nil || !strings.Contains(err.Error(), "cluster-resources/pods/default.json: document 1: not valid JSON: unexpected end of input (truncated?)") {
+		t.Errorf("truncated pods file in a bundle: %v", err)
+	}
+}
+
+func writeTarGz(t *testing.T, p string, files map[string]string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = tw.Write([]byte(body))
+	}
+	_ = tw.Close()
+	_ = zw.Close()
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrokenInput: one error naming the file and what is wrong.
+func TestBrokenInput(t *testing.T) {
+	for name, tc := range map[string]struct {
+		files map[string]string
+		path  string
+		want  string
+	}{
+		"truncated yaml": {map[string]string{"a.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"unterminated\n"}, "a.yaml",
+			"a.yaml: document 1: not valid YAML"},
+		"truncated json": {map[string]string{"a.json": podList("d", "x")[:60]}, "a.json",
+			"a.json: document 1: not valid JSON: unexpected end of input (truncated?)"},
+		"json that is not objects": {map[string]string{"dir/data.json": `{"name":"x","values":[1,2]}`}, "dir",
+			"dir/data.json: document 1: an object: not a Kubernetes object (no apiVersion and kind)"},
+		"array of numbers": {map[string]string{"n.json": `[1,2,3]`}, "n.json", "n.json: document 1: an array element: not a Kubernetes object"},
+		"wrong field type": {map[string]string{"p.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: 3}\n"}, "p.yaml",
+			"p.yaml: document 1: decoding v1 Pod: "},
+		"second doc broken": {map[string]string{"m.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\nkind: [\n"}, "m.yaml",
+			"m.yaml: document 2: not valid YAML"},
+		"empty directory": {map[string]string{"d/readme.txt": "hi"}, "d", "holds no Kubernetes objects"},
+		"only secrets":    {map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"}, "s.yaml", "holds no Kubernetes objects"},
+		"missing file":    {map[string]string{}, "nope.yaml", "nope.yaml: no such file or directory"},
+		"list without kind": {map[string]string{"l.json": `{"apiVersion":"v1","kind":"List","items":[{"metadata":{"name":"x"}}]}`}, "l.json",
+			"l.json: document 1: List: an item has no kind"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := writeTree(t, tc.files)
+			_, err := offline.Load(filepath.Join(root, tc.path), offline.Options{})
+			var ie *offline.InputError
+			if !errors.As(err, &ie) || !strings.Contains(filepath.ToSlash(err.Error()), tc.want) {
+				t.Fatalf("err = %v, want an input error with %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("not one line: %q", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,334 @@
+package offline
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// Absent is why a check is skipped when the input lacks what it reads.
+const Absent = "not in the dump"
+
+// Options tune a Load.
+type Options struct {
+	// Namespace, when set, keeps only that namespace's namespaced objects
+	// (as -n does for a live scan).
+	Namespace string
+	// Stdin is read when the path is "-".
+	Stdin io.Reader
+}
+
+// Formats a Result may report.
+const (
+	FormatDump    = "kubectl-doctor dump"
+	FormatBundle  = "support bundle"
+	FormatObjects = "Kubernetes objects"
+)
+
+// Result is a snapshot read offline and what a scan of it needs to know.
+type Result struct {
+	Snapshot *snapshot.Snapshot
+	// Header is the dump's header; nil unless Format is FormatDump.
+	Header *Header
+	// Now is the end of a dump's capture, else the newest timestamp in the
+	// input (see newest); zero when the input records no time at all.
+	Now time.Time
+	// Format is FormatDump, FormatBundle or FormatObjects.
+	Format string
+	Stats  *Stats
+}
+
+// Load reads path: a kubectl-doctor dump, a YAML or JSON file or stream of
+// objects or lists (gzip-compressed or not), a directory of such files read
+// recursively (a `kubectl cluster-info dump` tree, a must-gather, a support
+// bundle), or a .tar.gz support bundle; "-" reads opts.Stdin. Broken input
+// is an *InputError naming the file and what is wrong.
+func Load(p string, opts Options) (*Result, error) {
+	d := &decoder{b: snapshot.NewBuilder(Absent), stats: newStats(), ns: opts.Namespace}
+	t := &tree{d: d}
+	var err error
+	switch fi, statErr := os.Stat(p); {
+	case p == "-":
+		if opts.Stdin == nil {
+			return nil, &InputError{File: "-", Msg: "no standard input"}
+		}
+		err = t.stream("-", opts.Stdin)
+	case statErr != nil:
+		return nil, &InputError{File: p, Msg: plainPathError(statErr)}
+	case fi.IsDir():
+		err = t.dir(p)
+	default:
+		err = t.openFile(p)
+	}
+	if err == nil {
+		err = t.finish(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Header: d.header, Stats: d.stats, Now: d.clock.t, Format: FormatObjects}
+	ns, version := opts.Namespace, t.serverVersion
+	switch {
+	case d.header != nil:
+		res.Format, res.Now, version = FormatDump, d.header.CapturedAt, d.header.ServerVersion
+		if !d.finished.IsZero() {
+			res.Now = d.finished
+		}
+		if ns == "" {
+			ns = d.header.Namespace
+		}
+	case t.bundle:
+		res.Format = FormatBundle
+	}
+	res.Snapshot, err = d.b.Build(ns, version)
+	if err != nil {
+		return nil, &InputError{File: p, Msg: err.Error()}
+	}
+	return res, nil
+}
+
+// tree reads the files of one input. Support bundles and must-gathers mix
+// Kubernetes objects with other JSON and YAML (discovery documents, access
+// reviews, analyses): inside their resource directories a file without
+// objects is skipped and counted; elsewhere in them any such file is; in a
+// plain directory of objects it is an error.
+type tree struct {
+	d             *decoder
+	bundle        bool   // saw a cluster-resources or cluster-scoped-resources directory
+	pending       error  // the first error outside those directories
+	pendingFiles  int    // files that error concerns, skipped if this is a bundle
+	serverVersion string // from a bundle's cluster-info/cluster_version.json
+	otherFiles    int    // logs and other files that are not JSON or YAML
+	seenErrFiles  map[string]bool
+}
+
+// markers are the directories that make a tree a support bundle
+// (troubleshoot.sh) or a must-gather (OpenShift).
+var markers = []string{"cluster-resources", "cluster-scoped-resources"}
+
+func (t *tree) dir(root string) error {
+	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return &InputError{File: p, Msg: plainPathError(err)}
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		return t.file(p, filepath.ToSlash(rel), func() (io.ReadCloser, error) { return os.Open(p) })
+	})
+}
+
+func (t *tree) openFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return &InputError{File: p, Msg: plainPathError(err)}
+	}
+	defer f.Close()
+	return t.stream(p, f)
+}
+
+// stream reads one file or stdin: gzip is undone, a tar archive (a .tar.gz
+// support bundle) is walked as a tree, anything else is one stream.
+func (t *tree) stream(name string, r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return &InputError{File: name, Msg: "not valid gzip: " + err.Error()}
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(&gzipErrors{r: zr}, 64<<10)
+	}
+	if head, _ := br.Peek(512); len(head) == 512 && bytes.Equal(head[257:262], []byte("ustar")) {
+		return t.tar(name, br)
+	}
+	t.d.stats.Files++
+	return t.d.decodeStream(name, br, false)
+}
+
+func (t *tree) tar(name string, r io.Reader) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &InputError{File: name, Msg: "reading the tar archive: " + err.Error()}
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		rel := strings.TrimPrefix(path.Clean(h.Name), "./")
+		if err := t.file(name+":"+rel, rel, func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }); err != nil {
+			return err
+		}
+	}
+}
+
+// file reads one file of a tree; rel is its slash-separated path in it.
+func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) error {
+	parts := strings.Split(rel, "/")
+	inMarker := -1
+	for i, part := range parts[:len(parts)-1] {
+		for _, m := range markers {
+			if part == m {
+				inMarker, t.bundle = i, true
+			}
+		}
+	}
+	base := parts[len(parts)-1]
+	ext := strings.ToLower(path.Ext(base))
+	switch {
+	case base == "cluster_version.json" && len(parts) > 1 && parts[len(parts)-2] == "cluster-info":
+		return t.clusterVersion(display, open)
+	case ext != ".json" && ext != ".yaml" && ext != ".yml":
+		t.otherFiles++ // pod logs, host collector output, ...
+		return nil
+	case inMarker >= 0 && slices.Contains(parts[inMarker:len(parts)-1], "logs"):
+		return nil
+	case inMarker >= 0 && strings.HasSuffix(base, "-errors.json"):
+		return t.errorsFile(display, parts[inMarker+1:], open)
+	}
+	rc, err := open()
+	if err != nil {
+		return &InputError{File: display, Msg: plainPathError(err)}
+	}
+	defer rc.Close()
+	t.d.stats.Files++
+	err = t.d.decodeStream(display, rc, inMarker >= 0)
+	if err != nil && inMarker >= 0 && !t.readsResource(parts[inMarker+1:]) {
+		// Custom resources, CRDs, RBAC, redacted copies: no check reads
+		// them, and redaction may leave them invalid.
+		t.d.stats.NotObjects++
+		return nil
+	}
+	if err != nil && inMarker < 0 {
+		// Outside a bundle's resource directories: fatal only if this
+		// turns out not to be a bundle.
+		if t.pending == nil {
+			t.pending = err
+		}
+		t.pendingFiles++
+		return nil
+	}
+	return err
+}
+
+func (t *tree) finish(p string) error {
+	if t.pending != nil && !t.bundle {
+		return t.pending
+	}
+	t.d.stats.NotObjects += t.pendingFiles
+	if t.d.header == nil && t.d.b.Empty() {
+		return &InputError{File: p, Msg: "holds no Kubernetes objects"}
+	}
+	return nil
+}
+
+func (t *tree) clusterVersion(display string, open func() (io.ReadCloser, error)) error {
+	rc, err := open()
+	if err != nil {
+		return &InputError{File: display, Msg: plainPathError(err)}
+	}
+	defer rc.Close()
+	var v struct {
+		Info struct {
+			GitVersion string `json:"gitVersion"`
+		} `json:"info"`
+	}
+	if err := json.NewDecoder(rc).Decode(&v); err != nil {
+		return &InputError{File: display, Msg: "not the cluster's version: " + jsonErr(err)}
+	}
+	t.serverVersion = v.Info.GitVersion
+	return nil
+}
+
+// readsResource says whether a file of a bundle's cluster-resources (parts:
+// its path below that directory) holds a resource some check reads: only
+// those must be valid.
+func (t *tree) readsResource(parts []string) bool {
+	name := strings.TrimSuffix(parts[0], path.Ext(parts[0]))
+	_, ok := bundleDirs[name]
+	return ok
+}
+
+// bundleDirs maps the file and directory names of a troubleshoot.sh bundle's
+// cluster-resources to the resources they hold, for its *-errors.json files.
+var bundleDirs = map[string]snapshot.Resource{
+	"nodes": snapshot.Nodes, "namespaces": snapshot.Namespaces, "pods": snapshot.Pods, "services": snapshot.Services,
+	"deployments": snapshot.Deployments, "replicasets": snapshot.ReplicaSets, "statefulsets": snapshot.StatefulSets,
+	"daemonsets": snapshot.DaemonSets, "jobs": snapshot.Jobs, "cronjobs": snapshot.CronJobs, "ingress": snapshot.Ingresses,
+	"storage-classes": snapshot.StorageClasses, "pvcs": snapshot.PersistentVolumeClaims,
+	"pod-disruption-budgets": snapshot.PodDisruptionBudgets, "endpointslices": snapshot.EndpointSlices,
+	"ingress-classes": snapshot.IngressClasses, "validating-webhook-configurations": snapshot.ValidatingWebhooks,
+	"mutating-webhook-configurations": snapshot.MutatingWebhooks, "events": snapshot.Events(""),
+}
+
+// errorsFile reads a bundle's NAME-errors.json: the errors its collector met
+// listing NAME. Any error makes the resource incomplete, and the checks that
+// read it are skipped rather than judging part of the cluster.
+func (t *tree) errorsFile(display string, parts []string, open func() (io.ReadCloser, error)) error {
+	name := strings.TrimSuffix(strings.Join(parts, "/"), "-errors.json")
+	name = strings.SplitN(name, "/", 2)[0]
+	r, ok := bundleDirs[name]
+	if !ok {
+		return nil
+	}
+	rc, err := open()
+	if err != nil {
+		return &InputError{File: display, Msg: plainPathError(err)}
+	}
+	defer rc.Close()
+	var errs []string
+	if err := json.NewDecoder(rc).Decode(&errs); err != nil {
+		t.d.stats.NotObjects++
+		return nil
+	}
+	if len(errs) > 0 {
+		first := strings.Join(strings.Fields(errs[0]), " ")
+		if len(first) > 200 {
+			first = first[:200] + "…"
+		}
+		t.d.b.Fail(r, fmt.Sprintf("incomplete in the dump: the capture could not list %s: %s", r, first), true)
+	}
+	return nil
+}
+
+// gzipErrors names gzip's errors, which say nothing of the file otherwise.
+type gzipErrors struct{ r io.Reader }
+
+func (g *gzipErrors) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("the compressed data ends early (truncated?)")
+		} else {
+			err = fmt.Errorf("not valid gzip: %w", err)
+		}
+	}
+	return n, err
+}
+
+func plainPathError(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,62 @@
+package offline_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
+)
+
+// TestRealSupportBundles runs every check on excerpts of support bundles
+// written by troubleshoot.sh on real clusters (testdata/offline/README.md
+// names their sources) and pins what docs/offline.md reports on them.
+func TestRealSupportBundles(t *testing.T) {
+	for _, tc := range []struct {
+		path, version string
+		now           time.Time
+		objects       int
+		passed        []string
+	}{
+		{"sbctl-support-bundle", "v1.23.5", time.Date(2022, 4, 12, 0, 56, 6, 0, time.UTC), 18,
+			[]string{"job-failed", "node-drift", "node-health", "node-pod-capacity", "node-taints", "sandbox-failures"}},
+		{"troubleshoot-support-bundle.tar.gz", "v1.24.4+k3s1", time.Date(2022, 12, 21, 16, 43, 9, 0, time.UTC), 40,
+			[]string{"job-failed", "node-drift", "node-health", "node-pod-capacity", "node-taints", "sandbox-failures"}},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			res := mustLoad(t, filepath.Join("..", "..", "testdata", "offline", tc.path), offline.Options{})
+			if res.Format != offline.FormatBundle || res.Snapshot.ServerVersion != tc.version || !res.Now.Equal(tc.now) || res.Stats.Objects != tc.objects {
+				t.Errorf("format %q, version %q, now %s, %d objects", res.Format, res.Snapshot.ServerVersion, res.Now, res.Stats.Objects)
+			}
+			r := doctor.Run(context.Background(), res.Snapshot, checks.All(), res.Now)
+			passed := map[string]bool{}
+			for _, c := range r.Checks {
+				switch c.Status {
+				case doctor.StatusPassed:
+					passed[c.Name] = true
+				case doctor.StatusSkipped:
+					if len(c.Reason) < len("not in the dump: ") || c.Reason[:len("not in the dump: ")] != "not in the dump: " {
+						t.Errorf("%s skipped for another reason: %s", c.Name, c.Reason)
+					}
+				default:
+					t.Errorf("%s: %s %s", c.Name, c.Status, c.Reason)
+				}
+			}
+			for _, name := range tc.passed {
+				if !passed[name] {
+					t.Errorf("%s did not pass", name)
+				}
+			}
+			if len(passed) != len(tc.passed) {
+				t.Errorf("passed %v, want %v", passed, tc.passed)
+			}
+			// docs/offline.md: no findings on these captures (judged there).
+			for _, f := range r.Findings {
+				t.Errorf("unexpected finding %s %s: %s", f.Severity, f.Object, f.Message)
+			}
+		})
+	}
+}
