@@ -18,7 +18,7 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
-	Reads:    append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents),
+	Reads:    append(append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents), kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 
@@ -50,6 +50,11 @@ through ("its namespaceSelector excludes a, b but not kube-system"); on a
 healthy backend that observation alone is info. The suggested JSON patch adds
 a ` + "`matchExpressions`" + ` entry to an existing ` + "`namespaceSelector`" + ` (its terms are
 ANDed), so it never widens the webhook's scope.
+
+When the backend Service's pods have a container problem (crash loop, OOM
+kill, image pull, missing configuration, never ready), the finding names it
+after the backend's state, and workload-pods does not report that workload
+again.
 
 ## How to fix
 Restore the webhook's backend, or delete the configuration if its controller
@@ -83,6 +88,17 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 			what = strings.Join(uniq(w.Operations), "/") + " of " + strings.Join(uniq(w.Resources), ", ")
 		}
 		if w.Broken != "" {
+			// Name the backend's own failure: workload-pods folds it into this finding.
+			var cause *kube.OwnerProblem
+			if s := w.Service; s != nil {
+				if sentence, g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
+					w.Broken, cause = w.Broken+" ("+sentence+")", g
+				}
+			}
+			if cause != nil {
+				text, cmd := cause.Inspect()
+				rem = append(rem, doctor.Remediation{Text: text + " (" + cause.Owner.KindName() + ")", Command: cmd})
+			}
 			if w.FailurePolicy == admissionregistrationv1.Fail {
 				raise(doctor.Critical)
 				problems = append(problems, fmt.Sprintf("%s: every matching %s is rejected", w.Broken, what))

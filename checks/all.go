@@ -23,6 +23,7 @@ func All() []*doctor.Check {
 		JobFailed,
 		NodePodCapacity,
 		RolloutHistory,
+		WorkloadPods,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,

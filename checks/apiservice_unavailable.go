@@ -9,6 +9,7 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -18,7 +19,7 @@ import (
 var APIServiceUnavailable = &doctor.Check{
 	Name:     "apiservice-unavailable",
 	Severity: doctor.Critical,
-	Reads:    []snapshot.Resource{snapshot.APIServices, snapshot.Namespaces},
+	Reads:    append(append([]snapshot.Resource{snapshot.APIServices, snapshot.Namespaces}, kube.ServiceReads...), kube.PodProblemReads...),
 	Run:      runAPIServiceUnavailable,
 	Doc: `Aggregated APIs (APIServices) that are unavailable
 
@@ -41,6 +42,11 @@ how long it has been so, what breaks for that group, and the namespaces whose
 deletion it currently blocks (their ` + "`NamespaceDeletionDiscoveryFailure`" + ` condition
 names the group). kubectl-doctor itself never uses discovery, so it keeps
 working during this very incident.
+When the backend Service's pods crash-loop, are OOM-killed, cannot pull their
+image or start, or run without becoming ready, the finding names that cause
+(` + "`deployment/metrics-server is crash-looping: its last termination message says ...`" + `)
+and the command to inspect it; workload-pods then does not report the same
+workload again.
 
 ## How to fix
 Restore the backing service (its pods, its endpoints, its certificate), or,
@@ -108,13 +114,24 @@ func runAPIServiceUnavailable(p *doctor.Pass) error {
 		if a.Spec.Service != nil {
 			backend = "backed by service " + a.Spec.Service.Namespace + "/" + a.Spec.Service.Name
 		}
+		why := apiServiceWhy(a)
+		var cause *kube.OwnerProblem
+		if s := a.Spec.Service; s != nil {
+			if sentence, g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
+				why, cause = why+"; "+sentence, g
+			}
+		}
 		msg := fmt.Sprintf("apiservice %s (%s/%s, %s) has been unavailable%s: %s; %s",
-			a.Name, a.Spec.Group, a.Spec.Version, backend, forDuration(p.Now, c.LastTransitionTime), apiServiceWhy(a), apiServiceConsequence(a.Spec.Group))
+			a.Name, a.Spec.Group, a.Spec.Version, backend, forDuration(p.Now, c.LastTransitionTime), why, apiServiceConsequence(a.Spec.Group))
 		if ns := blocked[a.Spec.Group+"/"+a.Spec.Version]; len(ns) > 0 {
 			sort.Strings(ns)
 			msg += fmt.Sprintf("; it blocks the deletion of %s: %s", doctor.Plural(len(ns), "namespace", "namespaces"), strings.Join(doctor.Examples(ns), ", "))
 		}
 		rem := []doctor.Remediation{{Text: "read the aggregator's verdict", Command: "kubectl describe apiservice " + a.Name}}
+		if cause != nil {
+			text, cmd := cause.Inspect()
+			rem = append(rem, doctor.Remediation{Text: text + " (" + cause.Owner.KindName() + ")", Command: cmd})
+		}
 		if s := a.Spec.Service; s != nil {
 			rem = append(rem, doctor.Remediation{Text: "restore the backing service: its pods and ready endpoints",
 				Command: fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s", s.Namespace, s.Name)})

@@ -3,12 +3,7 @@ package checks
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -16,15 +11,15 @@ import (
 )
 
 // RolloutHistory makes rollout history useful: it reports workloads that
-// cannot be rolled back, rollouts that stopped progressing, and changes
-// nobody explained.
+// cannot be rolled back and changes nobody explained (stuck rollouts are
+// workload-pods', which knows why the new pods fail).
 var RolloutHistory = &doctor.Check{
 	Name:     "rollout-history",
 	Severity: doctor.Warning,
 	Reads: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets, snapshot.DaemonSets,
 		snapshot.StatefulSets, snapshot.ControllerRevisions},
 	Run: runRolloutHistory,
-	Doc: `Rollouts that are stuck, cannot be rolled back, or have no change-cause
+	Doc: `Rollouts that cannot be rolled back or have no change-cause
 
 ## Why it matters
 When an incident starts right after a deploy, the first questions are "what
@@ -33,9 +28,7 @@ revisions: ReplicaSets for Deployments, ControllerRevisions for DaemonSets
 and StatefulSets. The ` + "`kubernetes.io/change-cause`" + ` annotation turns them into a
 changelog ("The Snowball effect", uses it exactly so). With
 ` + "`revisionHistoryLimit: 0`" + ` no old revision survives and ` + "`kubectl rollout undo`" + `
-has nothing to go back to. A Deployment whose rollout exceeded
-` + "`progressDeadlineSeconds`" + ` is half-rolled: old and new pods serve together and
-nothing retries.
+has nothing to go back to.
 
 ## How it is detected
 From one LIST each of Deployments, ReplicaSets, DaemonSets, StatefulSets and
@@ -44,17 +37,18 @@ does: ReplicaSets controlled by the Deployment with their
 ` + "`deployment.kubernetes.io/revision`" + ` annotation, ControllerRevisions controlled by
 the DaemonSet or StatefulSet with their revision number. Findings:
 - ` + "`revisionHistoryLimit: 0`" + ` (warning): rollback impossible;
-- a Deployment whose ` + "`Progressing`" + ` condition is False with reason
-  ` + "`ProgressDeadlineExceeded`" + ` (warning): the rollout is stuck;
 - workloads whose newest revision has no change-cause (info), one finding per
   namespace.
+
+A Deployment whose rollout is stuck (` + "`Progressing=False`, `ProgressDeadlineExceeded`" + `)
+is reported by workload-pods, which names why its new pods fail and the
+revision to roll back to.
 ` + "`kubectl doctor history`" + ` prints every revision with its change-cause, age and
 images, across all namespaces by default.
 
 ## How to fix
-Keep some history (` + "`revisionHistoryLimit`" + `, default 10). For a stuck rollout,
-read why the new pods do not become ready (` + "`kubectl rollout status`" + `,
-` + "`kubectl describe`" + `) and roll back with ` + "`kubectl rollout undo`" + ` if the change is bad.
+Keep some history (` + "`revisionHistoryLimit`" + `, default 10), so a bad change can be
+undone with ` + "`kubectl rollout undo`" + `.
 Record why each rollout happens by annotating the workload with
 ` + "`kubernetes.io/change-cause`" + ` in the same apply that changes it.
 
@@ -84,10 +78,6 @@ func runRolloutHistory(p *doctor.Pass) error {
 			missing[w.Namespace] = append(missing[w.Namespace], w.Ref())
 		}
 	}
-	deps := p.Snapshot.Deployments()
-	for i := range deps {
-		reportStuckRollout(p, &deps[i])
-	}
 	namespaces := make([]string, 0, len(missing))
 	for ns := range missing {
 		namespaces = append(namespaces, ns)
@@ -109,51 +99,4 @@ func runRolloutHistory(p *doctor.Pass) error {
 		})
 	}
 	return nil
-}
-
-func reportStuckRollout(p *doctor.Pass, d *appsv1.Deployment) {
-	for _, c := range d.Status.Conditions {
-		if c.Type != appsv1.DeploymentProgressing || c.Status != corev1.ConditionFalse || c.Reason != "ProgressDeadlineExceeded" {
-			continue
-		}
-		rev := d.Annotations[kube.RevisionAnnotation]
-		ref := "deployment/" + d.Name
-		since := ""
-		if !c.LastTransitionTime.IsZero() {
-			since = " for " + duration.HumanDuration(p.Now.Sub(c.LastTransitionTime.Time))
-		}
-		msg := fmt.Sprintf("rollout of revision %s is stuck%s (ProgressDeadlineExceeded): %d of %d replicas updated, %d available",
-			orUnknown(rev), since, d.Status.UpdatedReplicas, replicas(d), d.Status.AvailableReplicas)
-		if c.Message != "" {
-			msg += "; " + c.Message
-		}
-		rem := []doctor.Remediation{
-			{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)},
-		}
-		if n, err := strconv.Atoi(rev); err == nil && n > 1 {
-			rem = append(rem, doctor.Remediation{Text: "roll back if the change is bad",
-				Command: fmt.Sprintf("kubectl rollout undo %s -n %s", ref, d.Namespace)})
-		}
-		rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
-		p.Report(doctor.Finding{
-			Severity:    doctor.Warning,
-			Object:      doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name},
-			Message:     msg,
-			Remediation: rem,
-		})
-	}
-}
-
-func replicas(d *appsv1.Deployment) int32 {
-	if d.Spec.Replicas == nil {
-		return 1
-	}
-	return *d.Spec.Replicas
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "?"
-	}
-	return s
 }

@@ -101,7 +101,11 @@ func TestCIWorkflow(t *testing.T) {
 			t.Errorf("rollout-history severity override not applied: %s %s", f.Severity, f.Object)
 		}
 	}
-	if len(byCheck["pod-storm"]) != 0 || len(byCheck["node-taints"]) == 0 {
+	stormInPinniped := false // everyday-pods' StatefulSet storm (namespace vault) is not covered by the entry
+	for _, f := range byCheck["pod-storm"] {
+		stormInPinniped = stormInPinniped || strings.HasPrefix(f.Object.Namespace, "pinniped-")
+	}
+	if stormInPinniped || len(byCheck["node-taints"]) == 0 {
 		t.Errorf("pod-storm must be suppressed by the config, node-taints not (its entry expired): %+v", byCheck)
 	}
 	sup := map[string]doctor.Suppression{}

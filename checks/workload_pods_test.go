@@ -1,0 +1,66 @@
+package checks_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+)
+
+// TestWorkloadPodsRemediation: each cause's remediation carries the real
+// names and the computed values (the doubled memory limit, the previous
+// revision), not placeholders for what the snapshot knows.
+func TestWorkloadPodsRemediation(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "workload-pods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods}, fixture.Now())
+	byObject := map[string]doctor.Finding{}
+	for _, f := range r.Findings {
+		byObject[f.Object.String()] = f
+	}
+	for obj, cmd := range map[string]string{
+		"shop/deployment/web":      "kubectl logs -n shop deploy/web -c app --previous",
+		"shop/deployment/worker":   "kubectl set resources deployment/worker -n shop -c worker --limits=memory=512Mi",
+		"shop/deployment/checkout": "kubectl rollout undo deployment/checkout -n shop --to-revision=1",
+		"shop/deployment/legacy":   "kubectl rollout undo deployment/legacy -n shop --to-revision=2",
+		"shop/statefulset/db":      "kubectl create secret docker-registry regcred -n shop --docker-server=private.example.com --docker-username=<user> --docker-password=<token>",
+		"shop/deployment/api":      "kubectl create secret generic api-db -n shop --from-literal=<key>=<value>",
+		"shop/pod/debug-shell":     "kubectl edit secret db-creds -n shop",
+		"shop/deployment/migrate":  "kubectl logs -n shop deploy/migrate -c db-migrate --previous",
+		"ops/daemonset/log-agent":  "kubectl logs -n ops pod/log-agent-2 -c agent --previous",
+		"shop/deployment/search":   "kubectl describe pod -n shop search-1-0",
+	} {
+		f, ok := byObject[obj]
+		if !ok {
+			t.Errorf("%s: no finding", obj)
+			continue
+		}
+		if !hasRemediation(f, cmd) {
+			t.Errorf("%s: remediation lacks %q: %+v", obj, cmd, f.Remediation)
+		}
+	}
+	if f := byObject["shop/deployment/checkout"]; f.Count != 1 {
+		t.Errorf("checkout: count %d, want the 1 new pod", f.Count)
+	}
+	if f := byObject["ops/daemonset/log-agent"]; f.Count != 2 {
+		t.Errorf("log-agent: count %d, want 2 crash-looping pods", f.Count)
+	}
+}
+
+func hasRemediation(f doctor.Finding, cmd string) bool {
+	for _, r := range f.Remediation {
+		if r.Command == cmd {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,357 @@
+package kube
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Cause is what is wrong with a pod's container, as the kubelet reports it
+// in the container's status. Checks that explain an unavailable owner, a
+// Service without ready endpoints or a broken aggregated API link to it.
+type Cause string
+
+const (
+	// CrashLoop: the container keeps exiting and the kubelet backs off
+	// before restarting it (waiting reason CrashLoopBackOff).
+	CrashLoop Cause = "crash-loop"
+	// OOMKill: the container's last termination was OOMKilled and it is
+	// crash-looping or was killed again recently.
+	OOMKill Cause = "oom-killed"
+	// ImagePull: the image cannot be pulled (ErrImagePull, ImagePullBackOff,
+	// InvalidImageName, ErrImageNeverPull).
+	ImagePull Cause = "image-pull"
+	// ConfigError: the container cannot be created or started
+	// (CreateContainerConfigError, CreateContainerError, RunContainerError).
+	ConfigError Cause = "container-config"
+	// NotReady: the container runs but fails its readiness probe.
+	NotReady Cause = "not-ready"
+)
+
+// PullFailure tells image pull failures apart by what the waiting message says.
+type PullFailure string
+
+const (
+	PullNotFound     PullFailure = "not found"
+	PullAccessDenied PullFailure = "access denied"
+	PullUnreachable  PullFailure = "registry unreachable"
+	PullInvalidName  PullFailure = "invalid image name"
+	PullNever        PullFailure = "not present with imagePullPolicy Never"
+	PullUnknown      PullFailure = "failing"
+)
+
+// Termination is a container's last termination.
+type Termination struct {
+	ExitCode   int32
+	Signal     int32
+	Reason     string
+	Message    string
+	FinishedAt time.Time
+}
+
+// ContainerProblem is one container of a pod in trouble, with the facts that
+// explain it. Exactly one Cause per container.
+type ContainerProblem struct {
+	Cause     Cause
+	Container string
+	Init      bool // an init container: the pod never starts its main containers
+	Image     string
+	Restarts  int32
+	// Since is when the problem began, as best the pod's status tells
+	// (the Ready or Initialized condition's transition, else the pod's start).
+	Since time.Time
+	// Reason and Message are the kubelet's waiting reason and message.
+	Reason, Message string
+	Last            *Termination // the last termination, when there is one
+	Pull            PullFailure  // for ImagePull
+	// Missing names what a ConfigError says is missing: "configmap app-config",
+	// "key password in secret db-creds"; "" when the message names nothing.
+	Missing       string
+	MissingKind   string // ConfigMap or Secret
+	MissingName   string
+	MissingKey    string
+	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
+	MemoryRequest *resource.Quantity
+}
+
+// NotReadyAfter is how long a running container may fail readiness before it
+// is a problem: rollouts and slow starts are not.
+const NotReadyAfter = 5 * time.Minute
+
+// oomRecent is how recent a previous OOM kill of a running container must be
+// for the container to count as OOM-killed "every few minutes".
+const oomRecent = time.Hour
+
+// PodProblems classifies every container (init containers first) of a pod
+// that is neither finished nor being deleted. A container that runs and is
+// ready has no problem, however often it restarted in the past.
+func PodProblems(pod *corev1.Pod, now time.Time) []ContainerProblem {
+	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return nil
+	}
+	var out []ContainerProblem
+	for i := range pod.Status.InitContainerStatuses {
+		if p, ok := classify(pod, &pod.Status.InitContainerStatuses[i], true, now); ok {
+			out = append(out, p)
+		}
+	}
+	for i := range pod.Status.ContainerStatuses {
+		if p, ok := classify(pod, &pod.Status.ContainerStatuses[i], false, now); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.Time) (ContainerProblem, bool) {
+	p := ContainerProblem{Container: cs.Name, Init: init, Image: cs.Image, Restarts: cs.RestartCount, Since: problemSince(pod, init)}
+	if spec := containerSpec(pod, cs.Name, init); spec != nil {
+		p.Image = spec.Image
+		if q, ok := spec.Resources.Limits[corev1.ResourceMemory]; ok {
+			p.MemoryLimit = &q
+		}
+		if q, ok := spec.Resources.Requests[corev1.ResourceMemory]; ok {
+			p.MemoryRequest = &q
+		}
+	}
+	if t := cs.LastTerminationState.Terminated; t != nil {
+		p.Last = &Termination{ExitCode: t.ExitCode, Signal: t.Signal, Reason: t.Reason, Message: strings.TrimSpace(t.Message), FinishedAt: t.FinishedAt.Time}
+	}
+	if w := cs.State.Waiting; w != nil {
+		p.Reason, p.Message = w.Reason, strings.TrimSpace(w.Message)
+		switch w.Reason {
+		case "CrashLoopBackOff":
+			p.Cause = CrashLoop
+			if p.Last != nil && p.Last.Reason == "OOMKilled" {
+				p.Cause = OOMKill
+			}
+			return p, true
+		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable":
+			p.Cause, p.Pull = ImagePull, ClassifyPull(w.Reason, w.Message)
+			return p, true
+		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "PreCreateHookError", "PreStartHookError", "PostStartHookError":
+			p.Cause = ConfigError
+			p.MissingKind, p.MissingName, p.MissingKey = MissingConfig(w.Message)
+			p.Missing = describeMissing(p.MissingKind, p.MissingName, p.MissingKey)
+			return p, true
+		}
+		return p, false
+	}
+	if cs.State.Running == nil {
+		return p, false
+	}
+	if p.Last != nil && p.Last.Reason == "OOMKilled" && cs.RestartCount >= 3 && now.Sub(p.Last.FinishedAt) < oomRecent {
+		p.Cause = OOMKill
+		return p, true
+	}
+	if !init && !cs.Ready && pod.Status.Phase == corev1.PodRunning {
+		started := cs.State.Running.StartedAt.Time
+		since := p.Since
+		if since.IsZero() || started.After(since) {
+			since = started
+		}
+		if !since.IsZero() && now.Sub(since) >= NotReadyAfter {
+			p.Cause, p.Since = NotReady, since
+			return p, true
+		}
+	}
+	return p, false
+}
+
+func containerSpec(pod *corev1.Pod, name string, init bool) *corev1.Container {
+	list := pod.Spec.Containers
+	if init {
+		list = pod.Spec.InitContainers
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// problemSince is when the pod stopped being ready (or initialized, for init
+// containers), else when it started, else when it was created.
+func problemSince(pod *corev1.Pod, init bool) time.Time {
+	want := corev1.PodReady
+	if init {
+		want = corev1.PodInitialized
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == want && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	if pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Time
+	}
+	return pod.CreationTimestamp.Time
+}
+
+var (
+	pullNotFound = []string{"not found", "manifest unknown", "name unknown", "repository does not exist", "no such image",
+		"does not exist", "notfound"}
+	pullDenied = []string{"unauthorized", "authentication required", "access denied", "denied:", "403 forbidden", "401",
+		"insufficient_scope", "requested access to the resource is denied", "no basic auth credentials", "forbidden"}
+	pullUnreachable = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
+		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
+		"502 bad gateway", "dial tcp"}
+)
+
+// ClassifyPull tells a missing image from refused credentials from a
+// registry that cannot be reached, from the kubelet's waiting reason and
+// message. Docker Hub answers "pull access denied ... may require
+// authorization" for repositories that do not exist: that is not found.
+func ClassifyPull(reason, message string) PullFailure {
+	switch reason {
+	case "InvalidImageName":
+		return PullInvalidName
+	case "ErrImageNeverPull":
+		return PullNever
+	}
+	m := strings.ToLower(message)
+	switch {
+	case strings.Contains(m, "repository does not exist or may require"):
+		return PullNotFound
+	case containsAny(m, pullDenied):
+		return PullAccessDenied
+	case containsAny(m, pullNotFound):
+		return PullNotFound
+	case containsAny(m, pullUnreachable):
+		return PullUnreachable
+	}
+	return PullUnknown
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	missingObject = regexp.MustCompile(`(?i)\b(configmap|secret)s? "([^"]+)" not found`)
+	missingKey    = regexp.MustCompile(`(?i)couldn't find key (\S+) in (ConfigMap|Secret) ([^/\s]+)/(\S+)`)
+)
+
+// MissingConfig reads which ConfigMap or Secret (and key) a
+// CreateContainerConfigError message says is missing: `secret "db" not
+// found`, `couldn't find key password in Secret shop/db`. Secrets are never
+// read to check: the kubelet already did.
+func MissingConfig(message string) (kind, name, key string) {
+	if m := missingKey.FindStringSubmatch(message); m != nil {
+		return canonicalKind(m[2]), m[4], m[1]
+	}
+	if m := missingObject.FindStringSubmatch(message); m != nil {
+		return canonicalKind(m[1]), m[2], ""
+	}
+	return "", "", ""
+}
+
+func canonicalKind(s string) string {
+	if strings.EqualFold(s, "secret") {
+		return "Secret"
+	}
+	return "ConfigMap"
+}
+
+func describeMissing(kind, name, key string) string {
+	switch {
+	case name == "":
+		return ""
+	case key != "":
+		return fmt.Sprintf("key %s in %s %s", key, strings.ToLower(kind), name)
+	}
+	return strings.ToLower(kind) + " " + name
+}
+
+// ExitCodeMeaning says what a container's exit code usually means: 128+N is
+// death by signal N.
+func ExitCodeMeaning(code int32) string {
+	switch code {
+	case 0:
+		return "exited successfully, but the container is expected to keep running"
+	case 1:
+		return "application error"
+	case 2:
+		return "misuse of a shell builtin or bad arguments"
+	case 126:
+		return "command cannot execute (permissions)"
+	case 127:
+		return "command not found"
+	case 128 + 6:
+		return "SIGABRT: the process aborted"
+	case 128 + 9:
+		return "SIGKILL: killed, by the OOM killer or after ignoring SIGTERM"
+	case 128 + 11:
+		return "SIGSEGV: segmentation fault"
+	case 128 + 15:
+		return "SIGTERM: asked to stop, e.g. by a failed liveness probe"
+	case 255:
+		return "exit status out of range or fatal error"
+	}
+	if code > 128 && code < 128+65 {
+		return fmt.Sprintf("killed by signal %d", code-128)
+	}
+	return "application error"
+}
+
+// Describe is the termination in words: "exit code 1 (application error),
+// reason Error".
+func (t *Termination) Describe() string {
+	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, ExitCodeMeaning(t.ExitCode))
+	if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
+		s += ", reason " + t.Reason
+	}
+	return s
+}
+
+// Summary is the problem in a few words, for messages of other checks:
+// "is crash-looping: its last termination message says ...".
+func (p ContainerProblem) Summary() string {
+	switch p.Cause {
+	case CrashLoop:
+		s := "is crash-looping"
+		if p.Last != nil {
+			if p.Last.Message != "" {
+				return s + ": its last termination message says " + Quote(p.Last.Message)
+			}
+			return s + ": last " + p.Last.Describe()
+		}
+		return s
+	case OOMKill:
+		s := "is OOM-killed"
+		if p.MemoryLimit != nil {
+			s += " at its " + p.MemoryLimit.String() + " memory limit"
+		}
+		return s
+	case ImagePull:
+		return fmt.Sprintf("cannot pull image %s: %s", p.Image, p.Pull)
+	case ConfigError:
+		if p.Missing != "" {
+			return fmt.Sprintf("cannot start: %s does not exist", p.Missing)
+		}
+		return "cannot start: " + Quote(p.Message)
+	case NotReady:
+		return "is running but not ready"
+	}
+	return string(p.Cause)
+}
+
+// Quote shortens a cluster-provided message to one line of at most 200
+// characters, quoted.
+func Quote(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:197]) + "..."
+	}
+	return fmt.Sprintf("%q", s)
+}

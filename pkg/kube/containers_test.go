@@ -1,0 +1,89 @@
+package kube
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestClassifyPull(t *testing.T) {
+	for _, tc := range []struct {
+		reason, msg string
+		want        PullFailure
+	}{
+		{"ErrImagePull", `rpc error: code = NotFound desc = failed to pull and unpack image "r.example.com/a:2": failed to resolve reference "r.example.com/a:2": r.example.com/a:2: not found`, PullNotFound},
+		{"ErrImagePull", `Error response from daemon: manifest for nginx:nope not found: manifest unknown: manifest unknown`, PullNotFound},
+		{"ErrImagePull", `pull access denied for nosuchrepo, repository does not exist or may require 'docker login': denied: requested access to the resource is denied`, PullNotFound},
+		{"ErrImagePull", `failed to authorize: failed to fetch oauth token: unexpected status from GET request to https://r.example.com/token: 401 Unauthorized`, PullAccessDenied},
+		{"ImagePullBackOff", `Back-off pulling image "gcr.io/p/a:1": ErrImagePull: 403 Forbidden`, PullAccessDenied},
+		{"ErrImagePull", `dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`, PullUnreachable},
+		{"ErrImagePull", `Get "https://r.example.com/v2/": net/http: TLS handshake timeout`, PullUnreachable},
+		{"InvalidImageName", `Failed to apply default image tag "Nginx:Latest": couldn't parse image name`, PullInvalidName},
+		{"ImagePullBackOff", `Back-off pulling image "a:1"`, PullUnknown},
+	} {
+		if got := ClassifyPull(tc.reason, tc.msg); got != tc.want {
+			t.Errorf("ClassifyPull(%s, %q) = %s, want %s", tc.reason, tc.msg, got, tc.want)
+		}
+	}
+}
+
+func TestMissingConfig(t *testing.T) {
+	for _, tc := range []struct{ msg, kind, name, key string }{
+		{`configmap "app-config" not found`, "ConfigMap", "app-config", ""},
+		{`secret "db" not found`, "Secret", "db", ""},
+		{`couldn't find key password in Secret shop/db-creds`, "Secret", "db-creds", "password"},
+		{`couldn't find key LOG_LEVEL in ConfigMap shop/app`, "ConfigMap", "app", "LOG_LEVEL"},
+		{`container has runAsNonRoot and image will run as root`, "", "", ""},
+	} {
+		kind, name, key := MissingConfig(tc.msg)
+		if kind != tc.kind || name != tc.name || key != tc.key {
+			t.Errorf("MissingConfig(%q) = %s %s %s, want %s %s %s", tc.msg, kind, name, key, tc.kind, tc.name, tc.key)
+		}
+	}
+}
+
+func TestExitCodeMeaning(t *testing.T) {
+	for code, want := range map[int32]string{1: "application error", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM", 130: "killed by signal 2"} {
+		if got := ExitCodeMeaning(code); len(got) < len(want) || got[:len(want)] != want {
+			t.Errorf("ExitCodeMeaning(%d) = %q, want prefix %q", code, got, want)
+		}
+	}
+}
+
+// TestPodProblemsQuiet: what must not be a problem.
+func TestPodProblemsQuiet(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	running := func(ready bool, started time.Duration, restarts int32, last *corev1.ContainerStateTerminated) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "app", Ready: ready, RestartCount: restarts,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: ago(started)}}, LastTerminationState: corev1.ContainerState{Terminated: last}}
+	}
+	for name, tc := range map[string]struct {
+		pod  corev1.Pod
+		want Cause
+	}{
+		"restarted days ago, ready since": {corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			running(true, 72*time.Hour, 5, &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: ago(72 * time.Hour)})}}}, ""},
+		"OOM-killed again ten minutes ago": {corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			running(true, 10*time.Minute, 6, &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: ago(10 * time.Minute)})}}}, OOMKill},
+		"not ready for a minute": {corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			running(false, time.Minute, 0, nil)}}}, ""},
+		"not ready for ten minutes": {corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			running(false, 10*time.Minute, 0, nil)}}}, NotReady},
+		"succeeded": {corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}, ""},
+		"crash loop": {corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}, CrashLoop},
+	} {
+		got := PodProblems(&tc.pod, now)
+		var cause Cause
+		if len(got) > 0 {
+			cause = got[0].Cause
+		}
+		if cause != tc.want {
+			t.Errorf("%s: %v, want %q", name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,269 @@
+package kube
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// PodProblemReads are what OwnerProblemsOf reads.
+var PodProblemReads = append([]snapshot.Resource{snapshot.Pods}, WorkloadReads...)
+
+// OwnerProblem is one cause shared by pods of one top owner (a bare pod is
+// its own owner): the unit of one finding.
+type OwnerProblem struct {
+	// Owner is the top owner; for bare pods, grouped by namespace, the
+	// first of them (Bare is then true).
+	Owner *Workload
+	Bare  bool
+	Cause Cause
+	// Pods and Problems are parallel: each pod with its first problem of
+	// this cause. Sorted by pod name.
+	Pods     []*corev1.Pod
+	Problems []ContainerProblem
+}
+
+// Containers are the names of the containers with the problem, sorted.
+func (g *OwnerProblem) Containers() []string {
+	var out []string
+	for _, p := range g.Problems {
+		if !slices.Contains(out, p.Container) {
+			out = append(out, p.Container)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Since is when the earliest pod's problem began.
+func (g *OwnerProblem) Since() time.Time {
+	var t time.Time
+	for _, p := range g.Problems {
+		if !p.Since.IsZero() && (t.IsZero() || p.Since.Before(t)) {
+			t = p.Since
+		}
+	}
+	return t
+}
+
+// Nodes are the nodes the pods run on, sorted.
+func (g *OwnerProblem) Nodes() []string {
+	var out []string
+	for _, p := range g.Pods {
+		if n := p.Spec.NodeName; n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Example is the most telling problem: the one with the most restarts, a
+// termination message preferred.
+func (g *OwnerProblem) Example() ContainerProblem {
+	best := g.Problems[0]
+	score := func(p ContainerProblem) int {
+		s := int(p.Restarts)
+		if p.Last != nil && p.Last.Message != "" {
+			s += 1 << 20
+		}
+		return s
+	}
+	for _, p := range g.Problems[1:] {
+		if score(p) > score(best) {
+			best = p
+		}
+	}
+	return best
+}
+
+type ownerProblemsKey struct{ now time.Time }
+
+// OwnerProblemsOf classifies every pod of the snapshot and groups the
+// problems by top owner and cause, sorted by owner (namespace, kind, name)
+// and cause. Built once per snapshot and clock.
+func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
+	return snapshot.Memo(s, ownerProblemsKey{now}, func() []*OwnerProblem {
+		own := OwnersOf(s)
+		byKey := map[string]*OwnerProblem{}
+		for _, pod := range s.Pods() {
+			problems := PodProblems(pod, now)
+			if len(problems) == 0 {
+				continue
+			}
+			w, ok := own.Top(pod)
+			if !ok {
+				w = &Workload{Ref: Ref("v1", "Pod", pod), Meta: &pod.ObjectMeta, Spec: &pod.Spec, SpecPath: "/spec", Object: pod}
+			}
+			seen := map[Cause]bool{}
+			for _, p := range problems {
+				if seen[p.Cause] {
+					continue
+				}
+				seen[p.Cause] = true
+				key := w.Ref.Namespace + "/" + w.Ref.Kind + "/" + w.Ref.Name + "/" + string(p.Cause)
+				if !ok {
+					key = w.Ref.Namespace + "/Pod/*/" + string(p.Cause) // bare pods: one group per namespace
+				}
+				g := byKey[key]
+				if g == nil {
+					g = &OwnerProblem{Owner: w, Bare: !ok, Cause: p.Cause}
+					byKey[key] = g
+				}
+				g.Pods = append(g.Pods, pod)
+				g.Problems = append(g.Problems, p)
+			}
+		}
+		var out []*OwnerProblem
+		for _, g := range byKey {
+			idx := make([]int, len(g.Pods))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.Slice(idx, func(a, b int) bool { return g.Pods[idx[a]].Name < g.Pods[idx[b]].Name })
+			pods, probs := make([]*corev1.Pod, len(idx)), make([]ContainerProblem, len(idx))
+			for i, j := range idx {
+				pods[i], probs[i] = g.Pods[j], g.Problems[j]
+			}
+			g.Pods, g.Problems = pods, probs
+			if g.Bare {
+				p := pods[0]
+				g.Owner = &Workload{Ref: Ref("v1", "Pod", p), Meta: &p.ObjectMeta, Spec: &p.Spec, SpecPath: "/spec", Object: p}
+			}
+			out = append(out, g)
+		}
+		sort.Slice(out, func(i, j int) bool {
+			a, b := out[i], out[j]
+			if a.Owner.Ref.Namespace != b.Owner.Ref.Namespace {
+				return a.Owner.Ref.Namespace < b.Owner.Ref.Namespace
+			}
+			if a.Owner.Ref.Kind != b.Owner.Ref.Kind {
+				return a.Owner.Ref.Kind < b.Owner.Ref.Kind
+			}
+			if a.Owner.Ref.Name != b.Owner.Ref.Name {
+				return a.Owner.Ref.Name < b.Owner.Ref.Name
+			}
+			return a.Cause < b.Cause
+		})
+		return out
+	})
+}
+
+// BackendProblem explains why a Service's pods do not serve: the first
+// problem (by severity of cause) of the pods its selector matches, as
+// "deployment/metrics-server is crash-looping: its last termination message
+// says ...". ok is false when its pods show no container problem. The
+// checks for APIServices and admission webhooks name it, and workload-pods
+// then does not report the same owner again (see ChainedOwners).
+func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service string) (sentence string, g *OwnerProblem, ok bool) {
+	svc := ServicesOf(s).Get(namespace, service)
+	if svc == nil || len(svc.Spec.Selector) == 0 {
+		return "", nil, false
+	}
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	for _, op := range OwnerProblemsOf(s, now) {
+		if op.Owner.Ref.Namespace != namespace {
+			continue
+		}
+		var pods []*corev1.Pod
+		var probs []ContainerProblem
+		for i, pod := range op.Pods {
+			if sel.Matches(labels.Set(pod.Labels)) {
+				pods, probs = append(pods, pod), append(probs, op.Problems[i])
+			}
+		}
+		if len(pods) == 0 {
+			continue
+		}
+		sub := &OwnerProblem{Owner: op.Owner, Bare: op.Bare, Cause: op.Cause, Pods: pods, Problems: probs}
+		if g == nil || causeRank(sub.Cause) < causeRank(g.Cause) {
+			g = sub
+		}
+	}
+	if g == nil {
+		return "", nil, false
+	}
+	ex := g.Example()
+	who := g.Owner.KindName()
+	if spec := g.Owner.Spec; spec != nil && len(spec.Containers)+len(spec.InitContainers) > 1 {
+		who += " (container " + ex.Container + ")"
+	}
+	return fmt.Sprintf("%s %s", who, ex.Summary()), g, true
+}
+
+func causeRank(c Cause) int {
+	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotReady}, c)
+}
+
+// ChainedOwners are the workloads whose problem another check already
+// reports as the cause of an unavailable APIService or a broken admission
+// webhook, keyed "namespace/kind/name": their own finding would repeat it.
+// It reads APIServices and webhook configurations when the snapshot has them.
+func ChainedOwners(s *snapshot.Snapshot, now time.Time) map[string]string {
+	out := map[string]string{}
+	add := func(ns, name, by string) {
+		if _, g, ok := BackendProblem(s, now, ns, name); ok {
+			out[OwnerKey(g.Owner)] = by
+		}
+	}
+	if s.Err(snapshot.APIServices) == nil {
+		svcs := s.APIServices()
+		for i := range svcs {
+			a := &svcs[i]
+			if a.Spec.Service == nil {
+				continue
+			}
+			for _, c := range a.Status.Conditions {
+				if c.Type == "Available" && c.Status != "True" {
+					add(a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/"+a.Name)
+				}
+			}
+		}
+	}
+	if s.Err(snapshot.MutatingWebhooks) == nil && s.Err(snapshot.ValidatingWebhooks) == nil {
+		for _, w := range Webhooks(s) {
+			if w.Broken != "" && w.Service != nil {
+				add(w.Service.Namespace, w.Service.Name, strings.ToLower(w.Config.Kind)+"/"+w.Config.Name)
+			}
+		}
+	}
+	return out
+}
+
+// OwnerKey is the key ChainedOwners uses.
+func OwnerKey(w *Workload) string { return w.Ref.Namespace + "/" + w.Ref.Kind + "/" + w.Ref.Name }
+
+// PodController is the name of the pod's controller (its ReplicaSet), or "".
+func PodController(p *corev1.Pod) string {
+	if c := metav1.GetControllerOfNoCopy(p); c != nil {
+		return c.Name
+	}
+	return ""
+}
+
+// Inspect is the command that shows the problem's evidence: the crashed
+// container's previous logs, or the pod's events.
+func (g *OwnerProblem) Inspect() (text, command string) {
+	ex := g.Example()
+	ns := g.Owner.Ref.Namespace
+	switch g.Cause {
+	case CrashLoop, OOMKill:
+		target := "pod/" + g.Pods[0].Name
+		switch g.Owner.Ref.Kind {
+		case "Deployment":
+			target = "deploy/" + g.Owner.Ref.Name
+		case "StatefulSet":
+			target = "sts/" + g.Owner.Ref.Name
+		}
+		return "read the crashed container's logs", fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)
+	}
+	return "see the kubelet's verdict in the pod's events", fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)
+}
