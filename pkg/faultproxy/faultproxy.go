@@ -24,6 +24,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,9 +70,9 @@ type Proxy struct {
 	counts   map[string]int
 	injected map[Fault]int
 	total    int
-	// forwarded counts the requests answered by the upstream; answered is
-	// closed and replaced each time it grows.
-	forwarded int
+	// forwarded counts the requests the upstream answered, by URL path;
+	// answered is closed and replaced each time it grows.
+	forwarded map[string]int
 	answered  chan struct{}
 }
 
@@ -104,7 +106,7 @@ func Start(o Options) (*Proxy, error) {
 		return nil, fmt.Errorf("no certificate in %s", o.CAFile)
 	}
 	p := &Proxy{Hung: make(chan string, 64), rule: o.Rule, latency: o.Latency, closing: make(chan struct{}),
-		counts: map[string]int{}, injected: map[Fault]int{}, answered: make(chan struct{})}
+		counts: map[string]int{}, injected: map[Fault]int{}, forwarded: map[string]int{}, answered: make(chan struct{})}
 	if p.rule == nil {
 		p.rule = func(*http.Request, int) Fault { return Pass }
 	}
@@ -188,33 +190,40 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 	default:
 		// deferred: ReverseProxy aborts a stream the client stopped
 		// reading (a watch-list it had enough of) with a panic
-		defer p.answer()
+		defer p.answer(r.URL.Path)
 		next.ServeHTTP(w, r)
 	}
 }
 
-func (p *Proxy) answer() {
+func (p *Proxy) answer(path string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.forwarded++
+	p.forwarded[path]++
 	close(p.answered)
 	p.answered = make(chan struct{})
 }
 
-// WaitForwarded blocks until the upstream has answered n requests through
-// the proxy, or ctx ends.
-func (p *Proxy) WaitForwarded(ctx context.Context, n int) error {
+// WaitForwarded blocks until the upstream has answered, through the proxy,
+// at least want[path] requests for each path, or ctx ends.
+func (p *Proxy) WaitForwarded(ctx context.Context, want map[string]int) error {
 	for {
 		p.mu.Lock()
-		done, answered := p.forwarded >= n, p.answered
+		var missing []string
+		for path, n := range want {
+			if p.forwarded[path] < n {
+				missing = append(missing, path)
+			}
+		}
+		answered := p.answered
 		p.mu.Unlock()
-		if done {
+		if len(missing) == 0 {
 			return nil
 		}
 		select {
 		case <-answered:
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %d of %d requests answered", ctx.Err(), p.forwarded, n)
+			sort.Strings(missing)
+			return fmt.Errorf("%w: no answer yet for %s", ctx.Err(), strings.Join(missing, ", "))
 		}
 	}
 }

@@ -164,7 +164,7 @@ func TestWaitForwardedCountsStoppedStreams(t *testing.T) {
 	resp.Body.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := p.WaitForwarded(ctx, 1); err != nil {
+	if err := p.WaitForwarded(ctx, map[string]int{"/watch": 1}); err != nil {
 		t.Fatal(err)
 	}
 	select {
