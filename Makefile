@@ -5,7 +5,7 @@ BIN     := bin/kubectl-doctor
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/kubectl-doctor/kubectl-doctor/pkg/cmd.version=$(VERSION)
 
-.PHONY: all build test test-unit lint demo demo-down docs controlplane bench
+.PHONY: all build test test-unit fuzz lint demo demo-down docs controlplane bench
 
 all: build
 
@@ -23,6 +23,15 @@ test: lint controlplane
 # Without the control plane: fixture, engine and printer tests only.
 test-unit:
 	$(GO) test -count=1 -short ./...
+
+# Fuzz the parsers of untrusted input (audit logs; fixtures and dumps; the
+# config file) for FUZZTIME each. Their seed corpora (testdata/fuzz/) run in
+# every go test.
+FUZZTIME ?= 10s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./pkg/audit
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./pkg/fixture
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/config
 
 lint:
 	$(GO) vet ./...

@@ -17,7 +17,7 @@ var podsWant = map[string][]wantFinding{
 		{doctor.Critical, "ep-shop/replicaset/web-7d4b9c", `^0 of 3 replicas available: 3 pods are crash-looping for 4\dm: container app restarted 14 times, last exit code 1 \(application error\); last termination message: "panic: DATABASE_URL is not set"$`, 3},
 		{doctor.Warning, "ep-shop/pod/api", `^1 pod is unable to start for 2\dm: container app cannot be created: configmap api-settings does not exist \(CreateContainerConfigError\)$`, 1},
 		{doctor.Warning, "ep-shop/pod/worker", `^1 pod is OOM-killed for 2\dm: container worker was killed for exceeding its memory \(limit 256Mi, request 128Mi\), 9 restarts$`, 1},
-		{doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+s \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
+		{doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+(?:m\d+s|[sm]) \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
 	},
 }
 

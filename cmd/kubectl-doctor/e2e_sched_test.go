@@ -20,13 +20,13 @@ var schedWant = map[string][]wantFinding{
 	// there is no default, the CSI driver refuses uploads; the
 	// WaitForFirstConsumer claim with no pod and the Bound claim stay quiet.
 	"pvc-pending": {
-		{doctor.Warning, "es-data/statefulset/ledger", `^1 claim of statefulset/ledger pending for \d+[sm] \(data-ledger-0\): storageclass "fast-ssd" does not exist; 1 pod waits on it: ledger-0$`, 1},
-		{doctor.Warning, "es-data/persistentvolumeclaim/scratch", `^persistentvolumeclaim scratch pending for \d+[sm]: it names no StorageClass and the cluster has no default StorageClass$`, 1},
+		{doctor.Warning, "es-data/statefulset/ledger", `^1 claim of statefulset/ledger pending for \d+(?:m\d+s|[sm]) \(data-ledger-0\): storageclass "fast-ssd" does not exist; 1 pod waits on it: ledger-0$`, 1},
+		{doctor.Warning, "es-data/persistentvolumeclaim/scratch", `^persistentvolumeclaim scratch pending for \d+(?:m\d+s|[sm]): it names no StorageClass and the cluster has no default StorageClass$`, 1},
 		{doctor.Warning, "es-data/persistentvolumeclaim/uploads", `^persistentvolumeclaim uploads pending for 2\dm: provisioning fails: failed to provision volume with StorageClass "es-standard": .*UnauthorizedOperation`, 1},
 	},
 	// nightly-export ran past its deadline (the real job controller failed
 	// it); the suspended warmup Job stays quiet.
 	"job-failed": {
-		{doctor.Warning, "es-batch/job/nightly-export", `^job nightly-export failed \d+[sm] ago \(DeadlineExceeded: Job was active longer than specified deadline\)$`, 1},
+		{doctor.Warning, "es-batch/job/nightly-export", `^job nightly-export failed \d+(?:m\d+s|[sm]) ago \(DeadlineExceeded: Job was active longer than specified deadline\)$`, 1},
 	},
 }

@@ -29,7 +29,13 @@ func main() {
 	klog.SetOutput(io.Discard)
 	klog.LogToStderr(false)
 
+	// The first Ctrl-C ends the reads still running and prints what was
+	// read; a second one exits at once, as the default handler does.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := cmd.Execute(ctx, genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
 	stop()
 	os.Exit(code)

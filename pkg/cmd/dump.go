@@ -61,10 +61,14 @@ are skipped when the dump is scanned.
   kubectl doctor --from snapshot.yaml.gz`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.cluster.complete(cmd)
 			if err := o.Validate(); err != nil {
 				return err
 			}
-			if err := o.cluster.complete(cmd); err != nil {
+			if err := o.cluster.validate(); err != nil {
+				return err
+			}
+			if err := o.cluster.connect(); err != nil {
 				return err
 			}
 			return o.Run(cmd.Context())
@@ -99,7 +103,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		return &exitError{Code: ExitError, Err: err}
 	}
 	defer abort()
-	w, err := offline.NewWriter(out, offline.Header{Server: cfg.Host, ServerVersion: v.GitVersion,
+	w, err := offline.NewWriter(out, offline.Header{Server: cfg.Host, ServerVersion: v,
 		CapturedAt: start.UTC().Truncate(time.Second), DoctorVersion: versionString(), Namespace: o.cluster.Namespace})
 	if err != nil {
 		return o.writeError(err)
@@ -117,7 +121,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 			progress.done()
 			return connectError(ctx, cfg, err, o.cluster.Timeout)
 		}
-		s.ServerVersion = v.GitVersion
+		s.ServerVersion = v
 		if err := s.Err(r); err != nil {
 			failed = append(failed, err.Error())
 		}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"io"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -26,9 +29,12 @@ func (l *listOutput) addFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func (l *listOutput) validate() error {
-	if !slices.Contains(report.Formats, l.Output) {
-		return usageError("--output must be one of table, wide, json, yaml; got %q", l.Output)
+func (l *listOutput) validate() error { return validateOutput(l.Output, report.Formats) }
+
+// validateOutput is the one check of -o, for the scan and the listings.
+func validateOutput(got string, formats []string) error {
+	if !slices.Contains(formats, got) {
+		return usageError("--output must be one of %s; got %q", strings.Join(formats, ", "), got)
 	}
 	return nil
 }
@@ -51,7 +57,11 @@ func printDocument[T any](l *listOutput, w io.Writer, key string, rows []T) (boo
 // loadAll loads the reads for a listOutput, which cannot do without any of
 // them: a forbidden read is an error here, not a skipped check.
 func (o *clusterOptions) loadAll(ctx context.Context, streams ioStreams, reads ...snapshot.Resource) (*snapshot.Snapshot, error) {
-	snap, _, _, err := o.load(ctx, streams, reads)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(o.Timeout)
+	}
+	snap, err := o.load(ctx, streams, []*doctor.Check{{Name: "listing", Reads: reads}}, deadline, false)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +80,11 @@ func runListing(cmd *cobra.Command, cluster *clusterOptions, l *listOutput, comp
 	if err := l.validate(); err != nil {
 		return err
 	}
-	if err := cluster.complete(cmd); err != nil {
+	cluster.complete(cmd)
+	if err := cluster.validate(); err != nil {
+		return err
+	}
+	if err := cluster.connect(); err != nil {
 		return err
 	}
 	if complete != nil {

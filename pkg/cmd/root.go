@@ -18,9 +18,9 @@ import (
 
 // Exit codes, documented in --help and the README.
 const (
-	ExitOK       = 0 // no finding at or above --fail-on
-	ExitFindings = 1 // findings at or above --fail-on
-	ExitError    = 2 // the scan could not run
+	ExitOK       = 0 // a complete scan, no finding at or above --fail-on
+	ExitFindings = 1 // findings at or above --fail-on, complete scan or not
+	ExitError    = 2 // the scan could not run, or is incomplete
 )
 
 // exitError carries an exit code through cobra; a nil Err exits quietly
@@ -40,10 +40,17 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.Err }
 
 const exitCodesHelp = `Exit codes:
-  0  no finding at or above --fail-on
-  1  findings at or above --fail-on
-  2  the scan could not run: bad flag, unreadable kubeconfig, cluster
-     unreachable, timeout, broken --from input (one line on stderr says why)`
+  0  the scan is complete and no finding is at or above --fail-on
+  1  findings at or above --fail-on, even if the scan is incomplete: what
+     was not read can only add findings, so the gate fails either way
+  2  the scan could not run (bad flag, unreadable kubeconfig, cluster
+     unreachable, broken --from input), or it is incomplete: a check errored because a read
+     failed or timed out, or no check could run at all (e.g. every read
+     forbidden). The report is still printed; one line on stderr says
+     what is missing and why, and the JSON has "complete": false.
+     --allow-incomplete exits 0 instead when nothing is at --fail-on.
+A check skipped because you may not read what it needs (RBAC) does not make
+the scan incomplete, as long as another check ran.`
 
 // NewRootCommand builds `kubectl doctor` with its subcommands.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -83,13 +90,15 @@ exits 2 naming the file.
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// -v is kubectl's log level, for every subcommand.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return scan.cluster.applyLogLevel(cmd.ErrOrStderr())
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// Flags are validated before the kubeconfig is read, so a typo
-			// is reported as such even where no cluster is configured.
-			if err := scan.Validate(); err != nil {
+			if err := scan.Complete(cmd); err != nil {
 				return err
 			}
-			if err := scan.Complete(cmd); err != nil {
+			if err := scan.Validate(); err != nil {
 				return err
 			}
 			return scan.Run(cmd.Context())

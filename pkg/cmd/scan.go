@@ -2,12 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +24,11 @@ type ScanOptions struct {
 	Skip   []string
 	Output string
 	FailOn string
+	// AllowIncomplete accepts a partial scan (a check errored, or none
+	// could run): the exit code then follows the findings alone.
+	AllowIncomplete bool
 
+	// failOn and checks are derived from FailOn, Only and Skip by Complete.
 	failOn doctor.Severity
 	checks []*doctor.Check
 	// ci is --config, --baseline and --show-suppressed (scan_ci.go).
@@ -55,6 +58,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+	fs.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "Accept a partial scan (a read failed or timed out, or no check could run): exit by the findings instead of 2")
 	o.offline.addFlags(fs)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
@@ -67,20 +71,11 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"critical", "warning", "info", "never"}, cobra.ShellCompDirectiveNoFileComp))
 }
 
-// Complete resolves the cluster and the selected checks.
+// Complete derives what the flags imply: the severity gate and the checks
+// to run (reading the --config and --baseline files). It reads no
+// kubeconfig (Run connects), so a bad flag is reported even where no
+// cluster is configured.
 func (o *ScanOptions) Complete(cmd *cobra.Command) error {
-	if o.offline.From != "" { // no cluster, no kubeconfig
-		o.offline.complete(cmd)
-		return nil
-	}
-	return o.cluster.complete(cmd)
-}
-
-// Validate rejects bad flag values, naming the flag.
-func (o *ScanOptions) Validate() error {
-	if !slices.Contains(report.ScanFormats, o.Output) {
-		return usageError("--output must be one of %s; got %q", strings.Join(report.ScanFormats, ", "), o.Output)
-	}
 	sev, err := doctor.ParseSeverity(o.FailOn)
 	if err != nil {
 		return usageError("--fail-on: %v", err)
@@ -91,10 +86,32 @@ func (o *ScanOptions) Validate() error {
 		return err
 	}
 	o.checks = selected
+	switch {
+	case cmd == nil:
+	case o.offline.From != "": // no cluster, no kubeconfig
+		o.offline.complete(cmd)
+	default:
+		o.cluster.complete(cmd)
+	}
 	return nil
 }
 
-// Run scans the cluster, prints the report and turns it into an exit code.
+// Validate rejects options that cannot make a scan, naming the flag. It
+// changes nothing.
+func (o *ScanOptions) Validate() error {
+	if err := validateOutput(o.Output, report.ScanFormats); err != nil {
+		return err
+	}
+	if len(o.checks) == 0 {
+		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
+	}
+	return o.cluster.validate()
+}
+
+// Run scans the cluster, prints the report and turns it into an exit code:
+// 1 when a finding is at or above --fail-on (complete or not: more reads
+// can only add findings), else 2 when the scan is incomplete (unless
+// --allow-incomplete), else 0.
 func (o *ScanOptions) Run(ctx context.Context) error {
 	start := time.Now()
 	if o.CPUProfile != "" {
@@ -108,10 +125,11 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
+	deadline := start.Add(o.cluster.Timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	snap, ver, cfg, err := o.load(ctx, ioStreams{o.Out, o.ErrOut}, doctor.Reads(o.checks)) // the cluster, or --from
+	snap, source, err := o.load(ctx, ioStreams{o.Out, o.ErrOut}, start) // the cluster, or --from
 	if err != nil {
 		return err
 	}
@@ -119,15 +137,19 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	r := doctor.Run(ctx, snap, o.checks, now)
+	// The checks run on what was read even after Ctrl-C: they only compute,
+	// and the report of a partial scan is what the user asked for.
+	checkCtx, cancelChecks := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	defer cancelChecks()
+	r := doctor.Run(checkCtx, snap, o.checks, now)
 	if o.MemProfile != "" {
 		if err := writeHeapProfile(o.MemProfile); err != nil {
 			return &exitError{Code: ExitError, Err: err}
 		}
 		runtime.KeepAlive(snap)
 	}
-	r.Cluster = doctor.Cluster{Server: cfg.Host, Version: ver.GitVersion, Namespace: o.cluster.Namespace}
-	r.Requests = o.cluster.requests()
+	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
+	r.Requests, r.Retries = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
 	o.ci.apply(r, snap, now)
 
@@ -135,8 +157,17 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)
-	if r.Fails(o.failOn) {
+	incomplete := r.IncompleteSummary()
+	switch {
+	case r.Fails(o.failOn):
+		if incomplete != "" {
+			fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
+		}
 		return &exitError{Code: ExitFindings}
+	case incomplete != "" && !o.AllowIncomplete:
+		return &exitError{Code: ExitError, Err: errors.New(incomplete + "; --allow-incomplete accepts partial scans")}
+	case incomplete != "":
+		fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
 	}
 	return nil
 }

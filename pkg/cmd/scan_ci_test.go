@@ -70,6 +70,9 @@ func deployment(ns, name string, replicas int32) *appsv1.Deployment {
 // as Run does after loading the snapshot.
 func scanWith(t *testing.T, o *ScanOptions, objs ...*appsv1.Deployment) *doctor.Report {
 	t.Helper()
+	if err := o.Complete(nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +146,9 @@ func TestScanWithConfigAndBaseline(t *testing.T) {
 func TestDisabledChecksAreNotRun(t *testing.T) {
 	o := NewScanOptions(genericiooptions.NewTestIOStreamsDiscard())
 	o.ci.Path = writeFile(t, "c.yaml", teamConfig)
+	if err := o.Complete(nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}

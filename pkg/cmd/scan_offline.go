@@ -11,8 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	k8sversion "k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/rest"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
@@ -43,21 +41,29 @@ func (o *offlineOptions) complete(cmd *cobra.Command) {
 	}
 }
 
-// load is the scan's read: --from's input, or else the cluster. For an
-// input it returns the report's cluster in the shape of a live load (a
-// config whose Host names the source) and sets the scan's clock to the
-// capture time unless --now-like tests set one.
-func (o *ScanOptions) load(ctx context.Context, streams ioStreams, reads []snapshot.Resource) (*snapshot.Snapshot, *k8sversion.Info, *rest.Config, error) {
+// load is the scan's read: --from's input, or else the cluster (reads
+// must end by the read deadline of a scan started at start). It returns the
+// snapshot and its source, the API server's URL or the input's. For an
+// input it sets the scan's clock to the capture time unless --now-like
+// tests set one.
+func (o *ScanOptions) load(ctx context.Context, streams ioStreams, start time.Time) (*snapshot.Snapshot, string, error) {
 	if o.offline.From == "" {
-		return o.cluster.load(ctx, streams, reads)
+		if err := o.cluster.connect(); err != nil {
+			return nil, "", err
+		}
+		snap, err := o.cluster.load(ctx, streams, o.checks, o.cluster.readDeadline(start), true)
+		if err != nil {
+			return nil, "", err
+		}
+		return snap, o.cluster.Config.Host, nil
 	}
 	res, err := offline.Load(o.offline.From, offline.Options{Namespace: o.offline.namespace, Stdin: o.In})
 	if err != nil {
 		var ie *offline.InputError
 		if errors.As(err, &ie) {
-			return nil, nil, nil, &exitError{Code: ExitError, Err: fmt.Errorf("--from %s", report.Esc(ie.Error()))}
+			return nil, "", &exitError{Code: ExitError, Err: fmt.Errorf("--from %s", report.Esc(ie.Error()))}
 		}
-		return nil, nil, nil, &exitError{Code: ExitError, Err: fmt.Errorf("--from %s: %v", o.offline.From, err)}
+		return nil, "", &exitError{Code: ExitError, Err: fmt.Errorf("--from %s: %v", o.offline.From, err)}
 	}
 	source := o.offline.From
 	if res.Header != nil && res.Header.Server != "" {
@@ -67,7 +73,7 @@ func (o *ScanOptions) load(ctx context.Context, streams ioStreams, reads []snaps
 		o.Now = res.Now
 	}
 	printInputSummary(streams.ErrOut, o.offline.From, res, o.Now)
-	return res.Snapshot, &k8sversion.Info{GitVersion: res.Snapshot.ServerVersion}, &rest.Config{Host: source}, nil
+	return res.Snapshot, source, nil
 }
 
 // printInputSummary says on stderr what the input held and what the scan

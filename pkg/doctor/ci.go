@@ -92,6 +92,7 @@ func AssignFingerprints(findings []Finding) {
 func (r *Report) Finalize() {
 	r.sort()
 	r.tally()
+	r.assess()
 	r.Summary.Suppressed = len(r.Suppressed)
 	r.Summary.New, r.Summary.Known = 0, 0
 	for _, f := range r.Findings {

@@ -59,7 +59,66 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 	r.sort()
 	r.disambiguateFingerprints()
 	r.tally()
+	r.assess()
 	return r
+}
+
+// assess decides whether the report is complete: a gate must never pass a
+// scan that checked nothing, nor one whose failing reads hid findings.
+func (r *Report) assess() {
+	r.Incomplete = nil
+	for _, c := range r.Checks {
+		if c.Status == StatusError {
+			r.Incomplete = append(r.Incomplete, Missing{Check: c.Name, Reason: c.Reason})
+		}
+	}
+	if r.Summary.Passed+r.Summary.Failed == 0 {
+		r.Incomplete = append(r.Incomplete, Missing{Reason: fmt.Sprintf("no check could run: %d of %d skipped, %d errored",
+			r.Summary.Skipped, len(r.Checks), r.Summary.Errors)})
+	}
+	r.Complete = len(r.Incomplete) == 0
+}
+
+// IncompleteSummary is one line naming what an incomplete scan misses and
+// why: checks grouped by reason, "pod-storm, pending-taints: timed out
+// reading pods after 18s; ...". It is "" for a complete scan.
+func (r *Report) IncompleteSummary() string {
+	if r.Complete {
+		return ""
+	}
+	var reasons []string
+	byReason := map[string][]string{}
+	noneRan := ""
+	for _, m := range r.Incomplete {
+		if m.Check == "" {
+			noneRan = m.Reason
+			continue
+		}
+		if _, ok := byReason[m.Reason]; !ok {
+			reasons = append(reasons, m.Reason)
+		}
+		byReason[m.Reason] = append(byReason[m.Reason], m.Check)
+	}
+	var parts []string
+	for _, reason := range reasons {
+		parts = append(parts, strings.Join(byReason[reason], ", ")+": "+reason)
+	}
+	if noneRan != "" {
+		parts = append([]string{noneRan}, parts...)
+	}
+	errored := len(r.Incomplete)
+	if noneRan != "" {
+		errored--
+	}
+	head := fmt.Sprintf("incomplete scan: %s of %d could not run", Plural(errored, "check", "checks"), len(r.Checks))
+	if noneRan != "" && errored == 0 {
+		head = "incomplete scan"
+	}
+	const most = 3
+	if len(parts) > most {
+		parts = append(parts[:most], fmt.Sprintf("and %d more reasons in the report", len(parts)-most))
+	}
+	return head + " (" + strings.Join(parts, "; ") + ")"
 }
 
 // blocked says whether a check cannot run because a resource it reads could
@@ -124,8 +183,16 @@ type Report struct {
 	Summary    Summary       `json:"summary"`
 	Checks     []CheckResult `json:"checks"`
 	Findings   []Finding     `json:"findings"`
-	// Requests counts the HTTP requests the scan sent to the API server.
+	// Complete is false when a selected check errored (a read failed or
+	// timed out, the check broke) or when no check could run at all; a
+	// check skipped because the user may not read what it needs leaves the
+	// scan complete as long as another check ran. Incomplete says why.
+	Complete   bool      `json:"complete"`
+	Incomplete []Missing `json:"incomplete,omitempty"`
+	// Requests counts the reads the scan sent to the API server, a retried
+	// read once; Retries counts the extra requests retries took.
 	Requests int `json:"requests"`
+	Retries  int `json:"retries,omitempty"`
 	// Duration is the wall time of the scan.
 	Duration Duration `json:"duration"`
 	// CI workflow (ci.go): the config file used, findings suppressed by it
@@ -135,6 +202,13 @@ type Report struct {
 	Suppressed     []Finding       `json:"suppressed,omitempty"`
 	Resolved       []Finding       `json:"resolved,omitempty"`
 	ExpiredIgnores []ExpiredIgnore `json:"expiredIgnores,omitempty"`
+}
+
+// Missing is one reason a scan is incomplete: a check that could not run,
+// or (with no Check) that no check ran at all.
+type Missing struct {
+	Check  string `json:"check,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // Cluster identifies what was scanned.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -70,13 +71,49 @@ func TestRunSkipsChecksWhoseReadsFailed(t *testing.T) {
 	if ran {
 		t.Error("check ran without its data")
 	}
-	if c := r.Checks[0]; c.Status != doctor.StatusSkipped || c.Reason != "forbidden: cannot list nodes at cluster scope" {
+	if c := r.Checks[0]; c.Status != doctor.StatusSkipped || c.Reason != "forbidden: needs list on nodes" {
 		t.Errorf("got %+v", c)
 	}
 	broken := snapshot.WithError(s, snapshot.Nodes, errors.New("connection reset"))
 	r = doctor.Run(context.Background(), broken, []*doctor.Check{check("needs-nodes", func(*doctor.Pass) error { return nil })}, time.Now())
 	if c := r.Checks[0]; c.Status != doctor.StatusError || !strings.Contains(c.Reason, "connection reset") {
 		t.Errorf("got %+v", c)
+	}
+}
+
+// A gate never passes a scan that checked nothing or lost a read; a check
+// skipped for RBAC is fine as long as another ran.
+func TestRunCompleteness(t *testing.T) {
+	s := emptySnapshot(t)
+	forbidden := snapshot.WithError(s, snapshot.Nodes, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("no")))
+	broken := snapshot.WithError(s, snapshot.Nodes, apierrors.NewInternalError(errors.New("etcd is sad")))
+	ok := func(*doctor.Pass) error { return nil }
+	onNodes := check("needs-nodes", ok)
+	onNodes2 := check("needs-nodes-too", ok)
+	onPods := check("needs-pods", ok)
+	onPods.Reads = []snapshot.Resource{snapshot.Pods}
+	for _, tc := range []struct {
+		name     string
+		snap     *snapshot.Snapshot
+		checks   []*doctor.Check
+		complete bool
+		summary  string // regexp of IncompleteSummary
+	}{
+		{"all ran", s, []*doctor.Check{onNodes, onPods}, true, `^$`},
+		{"one skipped for RBAC, one ran", forbidden, []*doctor.Check{onNodes, onPods}, true, `^$`},
+		{"every check skipped", forbidden, []*doctor.Check{onNodes}, false, `^incomplete scan \(no check could run: 1 of 1 skipped, 0 errored\)$`},
+		{"a read failed", broken, []*doctor.Check{onNodes, onNodes2, onPods}, false,
+			`^incomplete scan: 2 checks of 3 could not run \(needs-nodes, needs-nodes-too: listing nodes: Internal error occurred: etcd is sad\)$`},
+		{"a check broke", s, []*doctor.Check{check("broken", func(*doctor.Pass) error { return errors.New("bug") }), onPods}, false,
+			`^incomplete scan: 1 check of 2 could not run \(broken: bug\)$`},
+	} {
+		r := doctor.Run(context.Background(), tc.snap, tc.checks, time.Now())
+		if r.Complete != tc.complete || (len(r.Incomplete) == 0) != tc.complete {
+			t.Errorf("%s: complete %v, incomplete %+v", tc.name, r.Complete, r.Incomplete)
+		}
+		if got := r.IncompleteSummary(); !regexp.MustCompile(tc.summary).MatchString(got) {
+			t.Errorf("%s: summary %q, want /%s/", tc.name, got, tc.summary)
+		}
 	}
 }
 

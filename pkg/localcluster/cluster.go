@@ -128,6 +128,9 @@ func Start(ctx context.Context, bins Binaries, opts Options) (*Cluster, error) {
 // which is how tests count what kubectl-doctor really sent.
 func (c *Cluster) AuditLog() string { return c.path("audit.log") }
 
+// CAFile is the PEM file that verifies the API server's serving certificate.
+func (c *Cluster) CAFile() string { return c.path(filepath.Join("pki", "apiserver.crt")) }
+
 // KubeconfigFor writes (once) and returns a kubeconfig for a token user.
 func (c *Cluster) KubeconfigFor(user string) string { return c.path(user + ".kubeconfig") }
 
@@ -333,7 +336,7 @@ func (c *Cluster) token(user string) (string, error) {
 // writeKubeconfigs writes one kubeconfig per token user, trusting the API
 // server's self-signed serving certificate.
 func (c *Cluster) writeKubeconfigs() error {
-	ca, err := os.ReadFile(c.path(filepath.Join("pki", "apiserver.crt")))
+	ca, err := os.ReadFile(c.CAFile())
 	if err != nil {
 		return fmt.Errorf("reading the serving certificate: %w", err)
 	}

@@ -29,9 +29,11 @@ import (
 // rely on: rollouts make ReplicaSets and ControllerRevisions, ReplicaSets make
 // pods, and pods need their namespace's default ServiceAccount.
 // The namespace controller finalizes deleted namespaces (and reports
-// discovery failures on them); job and cronjob run the batch scenarios.
+// discovery failures on them); job and cronjob run the batch scenarios;
+// clusterrole-aggregation fills the built-in view/edit/admin roles, as
+// every real cluster does, for the tests of users bound to them.
 var ScenarioControllers = []string{"deployment", "replicaset", "daemonset", "statefulset", "serviceaccount",
-	"namespace", "job", "cronjob"}
+	"namespace", "job", "cronjob", "clusterrole-aggregation"}
 
 // ago matches ${NOW} and ${NOW-90m}: scenario timestamps relative to load time.
 var ago = regexp.MustCompile(`\$\{NOW(?:-([0-9hms]+))?\}`)

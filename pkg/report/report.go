@@ -230,6 +230,12 @@ func SummaryLine(r *doctor.Report) string {
 	line += ciSummary(r)
 	line += fmt.Sprintf(" · %s in %s", doctor.Plural(r.Requests, "API request", "API requests"),
 		roundDuration(time.Duration(r.Duration)))
+	if r.Retries > 0 {
+		line += fmt.Sprintf(" (+%d retried)", r.Retries)
+	}
+	if len(r.Incomplete) > 0 {
+		line += " · INCOMPLETE scan"
+	}
 	return line
 }
 

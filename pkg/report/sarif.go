@@ -180,7 +180,8 @@ func SARIF(w io.Writer, r *doctor.Report, o Options) error {
 		driver.Rules = append(driver.Rules, sarifRule{ID: check, ShortDescription: sarifText{Text: check}, DefaultConfiguration: sarifRuleConf{Level: "warning"}})
 		return index[check]
 	}
-	inv := sarifInvocation{ExecutionSuccessful: true}
+	// An incomplete scan (a read failed, nothing could run) did not succeed.
+	inv := sarifInvocation{ExecutionSuccessful: len(r.Incomplete) == 0}
 	for _, c := range r.Checks {
 		switch c.Status {
 		case doctor.StatusSkipped:

@@ -5,18 +5,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+
+	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/sync/errgroup"
 )
 
 // LoadOptions tunes a load.
@@ -28,7 +35,20 @@ type LoadOptions struct {
 	Parallelism int
 	// Progress, when set, is called as each LIST starts.
 	Progress func(r Resource)
+	// Retry is the jittered backoff between attempts of a read that failed
+	// transiently; its Steps is the number of retries. Zero: DefaultRetry.
+	Retry wait.Backoff
+	// Access, from ReviewAccess, names the reads the user may not make:
+	// they are not sent, and the checks that need them are skipped.
+	Access *Access
 }
+
+// DefaultRetry retries a read that failed transiently up to four times,
+// after 200ms, 400ms, 800ms and 1.6s, each plus up to 50% of jitter (so
+// that clients failed by one blip do not return in step), never past the
+// read's deadline: about 4s at most, so an API server failing every read
+// costs a scan seconds, not its whole --timeout.
+var DefaultRetry = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 1600 * time.Millisecond}
 
 // ListError says why a resource could not be listed. Skip errors (forbidden,
 // not served, unavailable) make the checks that need the resource skipped;
@@ -53,12 +73,22 @@ func IsSkippable(err error) bool {
 // Load reads each planned resource once, from the watch cache: as a streamed
 // watch-list (sendInitialEvents, trimmed object by object) where the server
 // supports it, else a resourceVersion=0 LIST without pagination (the cache
-// serves it from memory without touching etcd); protobuf;
-// at most opts.Parallelism at a time. Per-resource failures are recorded, not
-// returned; only a cancelled or expired ctx fails the load.
+// serves it from memory without touching etcd); protobuf; trimmed by one
+// Trimmer; at most opts.Parallelism at a time.
+//
+// Transient failures (5xx, timeouts) are retried with jittered backoff
+// before ctx's deadline; client-go itself retries 429s and 5xx that carry
+// Retry-After, honouring it, and dropped connections. What still fails is
+// recorded on the snapshot per resource, never returned: a read that hangs
+// past the deadline ("timed out reading pods after 18s"), or one cut by
+// Ctrl-C, costs only the checks that need it, and the snapshot holds
+// everything that was read.
 func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOptions) (*Snapshot, error) {
 	if opts.Parallelism <= 0 {
 		opts.Parallelism = 4
+	}
+	if opts.Retry == (wait.Backoff{}) {
+		opts.Retry = DefaultRetry
 	}
 	plan := Plan(reads)
 	// The largest reads start first, so that they never queue behind small
@@ -70,67 +100,178 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 	protoCfg := rest.CopyConfig(cfg)
 	protoCfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	protoCfg.ContentType = "application/vnd.kubernetes.protobuf"
+	l := &loader{cfg: protoCfg, trim: NewTrimmer(), opts: opts, start: time.Now()}
 
 	var mu sync.Mutex
-	sem := make(chan struct{}, opts.Parallelism)
-	var wg sync.WaitGroup
+	record := func(r Resource, list runtime.Object, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			s.errs[r] = err
+			return
+		}
+		if m, ok := list.(*metricsList); ok {
+			s.metrics = m.families
+			return
+		}
+		if r == Pods {
+			if sp, ok := list.(*streamedPods); ok {
+				s.pods = sp.ptrs
+				list = &podPointerList{}
+			} else {
+				s.pods = podPointers(list)
+			}
+		}
+		s.lists[r] = list
+	}
+
+	var g errgroup.Group
+	g.SetLimit(opts.Parallelism)
 	for _, r := range plan {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-sem }()
-			// A decoding bug must cost one resource, not the process: Execute's
-			// recover cannot see a panic in this goroutine.
-			defer func() {
-				if v := recover(); v != nil {
-					mu.Lock()
-					s.errs[r] = &ListError{Resource: r, Reason: fmt.Sprintf("reading %s: internal error: %v", r, v)}
-					mu.Unlock()
-				}
-			}()
-			if opts.Progress != nil {
-				opts.Progress(r)
-			}
-			if r.Path != "" {
-				body, err := getRaw(ctx, protoCfg, r.Path)
-				mu.Lock()
-				defer mu.Unlock()
-				if err == nil {
-					err = s.SetMetrics(bytes.NewReader(body))
-				}
-				if err != nil {
-					s.errs[r] = classify(r, opts.Namespace, err)
-				}
-				return
-			}
-			list, err := listTyped(ctx, protoCfg, r, opts.Namespace)
-			mu.Lock()
-			defer mu.Unlock()
+		if verb, denied := opts.Access.Denies(r); denied {
+			record(r, nil, &ListError{Resource: r, Skip: true, Reason: "forbidden: " + Needs(verb, r, opts.Namespace)})
+			continue
+		}
+		g.Go(func() error {
+			begin := time.Now()
+			list, err := l.read(ctx, r)
 			if err != nil {
-				s.errs[r] = classify(r, opts.Namespace, err)
-				return
+				err = l.classify(ctx, r, err, begin)
 			}
-			if r == Pods {
-				if sp, ok := list.(*streamedPods); ok {
-					s.pods = sp.ptrs
-					list = &podPointerList{}
-				} else {
-					s.pods = podPointers(list)
-				}
-			}
-			s.lists[r] = list
-		}()
+			record(r, list, err)
+			return nil
+		})
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	_ = g.Wait() // reads record their own errors
 	return s, nil
+}
+
+// loader is one Load: its clients and options, shared by its reads.
+type loader struct {
+	cfg   *rest.Config
+	trim  *Trimmer
+	opts  LoadOptions
+	start time.Time
+}
+
+// read makes one read of r, retrying transient failures. A decoding bug
+// costs this resource, not the process: Execute's recover cannot see a
+// panic in this goroutine.
+func (l *loader) read(ctx context.Context, r Resource) (list runtime.Object, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			list, err = nil, fmt.Errorf("internal error: %v", v)
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return nil, err // ran out of time waiting for a parallelism slot
+	}
+	ctx = WithRead(ctx, r.String())
+	if l.opts.Progress != nil {
+		l.opts.Progress(r)
+	}
+	err = Retry(ctx, l.opts.Retry, nil, func() error {
+		list, err = l.once(ctx, r)
+		return err
+	})
+	return list, err
+}
+
+// Retry calls attempt until it succeeds, fails for good, or backoff.Steps
+// retries are spent, waiting backoff's jittered steps (or longer, when the
+// server asked for it) in between; it gives up at once, with the last
+// error, when the next attempt could not end before ctx's deadline.
+// transient says which errors are worth another attempt; nil means
+// Transient.
+func Retry(ctx context.Context, backoff wait.Backoff, transient func(error) bool, attempt func() error) error {
+	if transient == nil {
+		transient = Transient
+	}
+	retries := backoff.Steps
+	for n := 0; ; n++ {
+		err := attempt()
+		if err == nil || ctx.Err() != nil || n >= retries || !transient(err) {
+			return err
+		}
+		wait := backoff.Step()
+		if s, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(s)*time.Second > wait {
+			wait = time.Duration(s) * time.Second
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			return err // the next attempt could not finish in time: say what failed
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// once is one attempt at a read (client-go may retry inside it).
+func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
+	if r.Path != "" {
+		body, err := getRaw(ctx, l.cfg, r.Path)
+		if err != nil {
+			return nil, err
+		}
+		m := newSnapshot()
+		if err := m.SetMetrics(bytes.NewReader(body)); err != nil {
+			return nil, err
+		}
+		return &metricsList{families: m.metrics}, nil
+	}
+	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r), l.trim)
+}
+
+// Transient says whether a failed read is worth another attempt within
+// its deadline: a 5xx or a timeout. 429s and 5xx with Retry-After are
+// not: client-go's own retry loop has already retried those, honouring
+// Retry-After, before the error reached us (as it has dropped connections
+// of a GET; one that still surfaces is retried here).
+func Transient(err error) bool {
+	if _, ok := apierrors.SuggestsClientDelay(err); ok {
+		return false
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code >= 500 || code == http.StatusRequestTimeout
+	}
+	return utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)
+}
+
+// classify turns a read's final error into the ListError checks see. A
+// read cut short by ctx says so: Ctrl-C, or the deadline by which every
+// read must end (the read had until then since the load started, queued
+// for a slot or not); or its attempts ran out of time (--request-timeout),
+// counted from its own start.
+func (l *loader) classify(ctx context.Context, r Resource, err error, begin time.Time) error {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("interrupted before reading %s finished", r)}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("timed out reading %s after %s", r, roundSeconds(time.Since(l.start)))}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("timed out reading %s after %s", r, roundSeconds(time.Since(begin)))}
+	}
+	return classify(r, l.opts.Namespace, err)
+}
+
+func roundSeconds(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// metricsList carries parsed /metrics out of a read.
+type metricsList struct {
+	runtime.Object
+	families map[string]*dto.MetricFamily
 }
 
 func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) {
@@ -162,7 +303,9 @@ func listOptions(r Resource) metav1.ListOptions {
 	return metav1.ListOptions{ResourceVersion: "0", FieldSelector: r.FieldSelector}
 }
 
-func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (runtime.Object, error) {
+// listTyped reads r in full: streamed when stream is true and the server
+// streams lists, else one resourceVersion=0 LIST.
+func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, stream bool, tr *Trimmer) (runtime.Object, error) {
 	gv := r.GVR().GroupVersion()
 	c := rest.CopyConfig(cfg)
 	c.GroupVersion = &gv
@@ -179,8 +322,8 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err != nil {
 		return nil, err
 	}
-	if r.Kind != "Event" { // events have no watch cache to stream from
-		streamed, err := watchList(ctx, client, r, ns, list)
+	if stream && r.Kind != "Event" { // events have no watch cache to stream from
+		streamed, err := watchList(ctx, client, r, ns, list, tr)
 		if err == nil {
 			return streamed, nil
 		}
@@ -196,7 +339,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string) (ru
 	if err := req.Do(ctx).Into(list); err != nil {
 		return nil, err
 	}
-	(*Trimmer)(nil).trimList(list) // TODO(merge): the loader's Trimmer
+	tr.trimList(list)
 	return list, nil
 }
 
@@ -208,7 +351,7 @@ const initialEventsEnd = "k8s.io/initial-events-end"
 // each object as it arrives, so the scan never holds a whole response body
 // nor an untrimmed object. Servers without WatchList refuse it and the
 // caller falls back to a resourceVersion=0 LIST.
-func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns string, list runtime.Object) (runtime.Object, error) {
+func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns string, list runtime.Object, tr *Trimmer) (runtime.Object, error) {
 	opts := metav1.ListOptions{
 		Watch:                true,
 		SendInitialEvents:    ptrTo(true),
@@ -257,7 +400,7 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 				if _, seen := byKey[key]; !seen {
 					order = append(order, key)
 				}
-				Trim(ev.Object)
+				tr.Trim(ev.Object)
 				byKey[key] = ev.Object
 			case watch.Bookmark:
 				m, err := meta.Accessor(ev.Object)
@@ -318,19 +461,33 @@ func fallBackToList(err error) bool {
 
 func ptrTo[T any](v T) *T { return &v }
 
+// Needs says what a user lacks for a read, as skip reasons put it: "needs
+// list on nodes", "needs list on pods in all namespaces", "needs get on
+// /metrics".
+func Needs(verb string, r Resource, ns string) string {
+	what := r.GVR().GroupResource().String()
+	switch {
+	case r.Path != "":
+		return fmt.Sprintf("needs %s on %s", verb, r.Path)
+	case !r.Namespaced:
+		return fmt.Sprintf("needs %s on %s", verb, what)
+	case ns != "":
+		return fmt.Sprintf("needs %s on %s in namespace %s", verb, what, ns)
+	}
+	return fmt.Sprintf("needs %s on %s in all namespaces", verb, what)
+}
+
 func classify(r Resource, ns string, err error) error {
-	scope := "at cluster scope"
-	if r.Namespaced && ns != "" {
-		scope = "in namespace " + ns
+	verb := "list"
+	if r.Path != "" {
+		verb = "get"
 	}
 	le := &ListError{Resource: r, Err: err, Skip: true}
 	switch {
-	case r.Path != "" && apierrors.IsForbidden(err):
-		le.Reason = fmt.Sprintf("forbidden: cannot get %s", r.Path)
 	case apierrors.IsForbidden(err):
-		le.Reason = fmt.Sprintf("forbidden: cannot list %s %s", r, scope)
+		le.Reason = "forbidden: " + Needs(verb, r, ns)
 	case apierrors.IsUnauthorized(err):
-		le.Reason = fmt.Sprintf("unauthorized: cannot list %s %s", r, scope)
+		le.Reason = "unauthorized: " + Needs(verb, r, ns)
 	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
 		le.Reason = fmt.Sprintf("not served by this cluster: %s", r)
 	case apierrors.IsServiceUnavailable(err):
