@@ -25,13 +25,14 @@ test-unit:
 	$(GO) test -count=1 -short ./...
 
 # Fuzz the parsers of untrusted input (audit logs; fixtures and dumps; the
-# config file) for FUZZTIME each. Their seed corpora (testdata/fuzz/) run in
+# config file; offline inputs) for FUZZTIME each. Their seed corpora (testdata/fuzz/) run in
 # every go test.
 FUZZTIME ?= 10s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./pkg/audit
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./pkg/fixture
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./pkg/config
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./pkg/offline
 
 lint:
 	$(GO) vet ./...

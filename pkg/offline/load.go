@@ -113,7 +113,6 @@ type tree struct {
 	pendingFiles  int    // files that error concerns, skipped if this is a bundle
 	serverVersion string // from a bundle's cluster-info/cluster_version.json
 	otherFiles    int    // logs and other files that are not JSON or YAML
-	seenErrFiles  map[string]bool
 }
 
 // markers are the directories that make a tree a support bundle
