@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // AdmissionWebhooks judges every admission webhook by what happens to the
@@ -18,7 +19,10 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
-	Reads:    append(append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents), kube.PodProblemReads...),
+	Reads:    append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents),
+	// The backend's pods, to name why it has no ready endpoint, and the API
+	// server's metrics, to show the harm of failing open.
+	Optional: append([]snapshot.Resource{snapshot.APIServerMetrics}, kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 

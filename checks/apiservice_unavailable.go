@@ -19,7 +19,9 @@ import (
 var APIServiceUnavailable = &doctor.Check{
 	Name:     "apiservice-unavailable",
 	Severity: doctor.Critical,
-	Reads:    append(append([]snapshot.Resource{snapshot.APIServices, snapshot.Namespaces}, kube.ServiceReads...), kube.PodProblemReads...),
+	Reads:    append([]snapshot.Resource{snapshot.APIServices, snapshot.Namespaces}, kube.ServiceReads...),
+	// The backend's pods, to name why it is unavailable.
+	Optional: kube.PodProblemReads,
 	Run:      runAPIServiceUnavailable,
 	Doc: `Aggregated APIs (APIServices) that are unavailable
 

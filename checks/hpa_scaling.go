@@ -20,7 +20,9 @@ import (
 var HPAScaling = &doctor.Check{
 	Name:     "hpa-scaling",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.HorizontalPodAutoscalers, snapshot.APIServices}, kube.WorkloadReads...),
+	Reads:    append([]snapshot.Resource{snapshot.HorizontalPodAutoscalers}, kube.WorkloadReads...),
+	// The metrics APIServices, to name why metrics are unavailable.
+	Optional: []snapshot.Resource{snapshot.APIServices},
 	Run:      runHPAScaling,
 	Doc: `HorizontalPodAutoscalers that cannot scale, or are stuck at maxReplicas
 

@@ -25,6 +25,9 @@ var ServiceEndpoints = &doctor.Check{
 	Name:     "service-endpoints",
 	Severity: doctor.Warning,
 	Reads:    append(append([]snapshot.Resource{snapshot.Pods}, kube.ServiceReads...), kube.WorkloadReads...),
+	// APIServices and webhooks: their findings already name a broken
+	// backend Service, which is then not reported a second time here.
+	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...),
 	Run:      runServiceEndpoints,
 	Doc: `Services whose selector matches no pod, or whose pods are not ready
 
@@ -50,6 +53,13 @@ the snapshot's pods of its namespace are matched against the selector:
 - only finished pods (a Job's Succeeded pods) match: info, a Service in front
   of a batch workload is unusual.
 
+A Service behind an unavailable APIService or an admission webhook whose
+backend is broken is left to apiservice-unavailable and admission-webhooks:
+their finding already names it (and the backend's cause), and one root cause
+gets one finding. That needs APIServices and webhook configurations, read
+when the user may list them (optional reads); without them those Services
+are reported here like any other.
+
 ## How to fix
 Fix the selector (` + "`kubectl patch service`" + `, shown with the value the pods carry)
 or the pods' labels in their workload's template; for unready pods, find why
@@ -67,10 +77,14 @@ const notReadyGrace = 5 * time.Minute
 func runServiceEndpoints(p *doctor.Pass) error {
 	svcs := p.Snapshot.Services()
 	index := kube.ServicesOf(p.Snapshot)
+	chained := kube.ChainedServices(p.Snapshot)
 	for i := range svcs {
 		svc := &svcs[i]
 		if len(svc.Spec.Selector) == 0 || svc.Spec.Type == corev1.ServiceTypeExternalName {
 			continue
+		}
+		if _, ok := chained[svc.Namespace+"/"+svc.Name]; ok {
+			continue // the APIService's or webhook's finding names this backend
 		}
 		sel := labels.SelectorFromSet(svc.Spec.Selector)
 		pods := kube.Selected(p.Snapshot, svc.Namespace, sel)

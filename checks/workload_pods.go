@@ -25,9 +25,11 @@ import (
 var WorkloadPods = &doctor.Check{
 	Name:     "workload-pods",
 	Severity: doctor.Warning,
-	Reads: append(append(slices.Clone(kube.PodProblemReads), snapshot.ControllerRevisions, snapshot.APIServices),
-		kube.WebhookReads...),
-	Run: runWorkloadPods,
+	Reads:    append(append(slices.Clone(kube.PodProblemReads), snapshot.ControllerRevisions), kube.ServiceReads...),
+	// The unavailable APIServices and webhooks whose findings name a
+	// backend's cause, so the backend is not reported twice.
+	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...),
+	Run:      runWorkloadPods,
 	Doc: `Workloads whose pods crash-loop, are OOM-killed, cannot pull their image, miss their configuration or never become ready
 
 ## Why it matters

@@ -11,10 +11,9 @@ var networkWant = map[string][]wantFinding{
 	// one label, payments' pods are unready; web, legacy-db (no selector) and
 	// mail (ExternalName) stay quiet. The backends of the seed incidents'
 	// broken APIService and webhook (kube-system/metrics-server,
-	// batch/sidecar-injector) select no pod either.
+	// batch/sidecar-injector) select no pod either, but their findings
+	// name them: they are not reported a second time.
 	"service-endpoints": {
-		{doctor.Warning, "batch/service/sidecar-injector", `^service sidecar-injector selects app=sidecar-injector, but no pod in namespace batch matches: it has no endpoint, and none nearly matches`, 1},
-		{doctor.Warning, "kube-system/service/metrics-server", `^service metrics-server selects k8s-app=metrics-server, but no pod in namespace kube-system matches`, 1},
 		{doctor.Warning, "net-shop/service/cart", `^service cart selects app=cart,tier=web, but no pod in namespace net-shop matches: it has no endpoint; nearly matching: 2 pods \(deployment/cart\) have tier=frontend, not web$`, 1},
 		{doctor.Warning, "net-shop/service/payments", `^service payments has no ready endpoint for 4\dm: 2 pods match app=payments \(bare pods payments-0, payments-1\), none is ready \(2 Running\)$`, 1},
 	},

@@ -26,11 +26,6 @@ var podsWantExtra = map[string][]wantFinding{
 	"pod-storm": {
 		{doctor.Critical, "vault/statefulset/vault", `^statefulset vault recreated its pod vault-0 240 times in 28m \(~9/min\), newest [\dms]+ ago: the kubelet rejects it for OutOfmemory on ep-cp-1; the StatefulSet controller deletes each Failed pod`, 240},
 	},
-	// The webhook's backend Service: service-endpoints reports it too, as
-	// it does the backends of the seed incidents' APIService and webhook.
-	"service-endpoints": {
-		{doctor.Warning, "ep-shop/service/retention-guard", `^service retention-guard has no ready endpoint for 2\dm: 1 pods? match app=retention-guard \(bare pod retention-guard-0\), none is ready`, 1},
-	},
 	"admission-webhooks": {
 		{doctor.Warning, "validatingwebhookconfiguration/retention-guard", `^webhook retention-guard\.example\.io \(failurePolicy Ignore, timeout 2s\): service ep-shop/retention-guard has no ready endpoint \(pod/retention-guard-0 is running but not ready\): every matching DELETE of cronjobs silently skips the policy`, 1},
 	},

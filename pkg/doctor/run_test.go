@@ -81,6 +81,31 @@ func TestRunSkipsChecksWhoseReadsFailed(t *testing.T) {
 	}
 }
 
+// An optional read that failed neither skips nor errors the check: it runs
+// on its required reads and sees the optional one as not listed.
+func TestRunOptionalReads(t *testing.T) {
+	s := emptySnapshot(t)
+	for _, err := range []error{
+		apierrors.NewForbidden(schema.GroupResource{Resource: "apiservices"}, "", errors.New("no")),
+		errors.New("connection reset"),
+	} {
+		failed := snapshot.WithError(s, snapshot.APIServices, err)
+		var sawErr error
+		c := check("links-apiservices", func(p *doctor.Pass) error { sawErr = p.Snapshot.Err(snapshot.APIServices); return nil })
+		c.Optional = []snapshot.Resource{snapshot.APIServices}
+		r := doctor.Run(context.Background(), failed, []*doctor.Check{c}, time.Now())
+		if got := r.Checks[0]; got.Status != doctor.StatusPassed || !r.Complete {
+			t.Errorf("%v: check %+v, complete %v", err, got, r.Complete)
+		}
+		if sawErr == nil {
+			t.Errorf("%v: the check must be able to tell the optional read is missing", err)
+		}
+	}
+	if reads := doctor.Reads([]*doctor.Check{{Reads: []snapshot.Resource{snapshot.Nodes}, Optional: []snapshot.Resource{snapshot.APIServices}}}); len(reads) != 2 {
+		t.Errorf("the loader must read optional resources too: %v", reads)
+	}
+}
+
 // A gate never passes a scan that checked nothing or lost a read; a check
 // skipped for RBAC is fine as long as another ran.
 func TestRunCompleteness(t *testing.T) {

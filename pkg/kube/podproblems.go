@@ -203,6 +203,38 @@ func causeRank(c Cause) int {
 	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotReady}, c)
 }
 
+// ChainedServices are the Services behind an unavailable APIService or an
+// admission webhook whose backend is broken, keyed "namespace/name", with
+// the object whose finding names them ("apiservice/v1beta1.metrics.k8s.io").
+// A check about Services leaves them to that finding: one root cause, one
+// finding. It reads APIServices and webhook configurations when the
+// snapshot has them, and returns nothing for what it could not read.
+func ChainedServices(s *snapshot.Snapshot) map[string]string {
+	out := map[string]string{}
+	if s.Err(snapshot.APIServices) == nil {
+		svcs := s.APIServices()
+		for i := range svcs {
+			a := &svcs[i]
+			if a.Spec.Service == nil {
+				continue
+			}
+			for _, c := range a.Status.Conditions {
+				if c.Type == "Available" && c.Status != "True" {
+					out[a.Spec.Service.Namespace+"/"+a.Spec.Service.Name] = "apiservice/" + a.Name
+				}
+			}
+		}
+	}
+	if s.Err(snapshot.MutatingWebhooks) == nil && s.Err(snapshot.ValidatingWebhooks) == nil {
+		for _, w := range Webhooks(s) {
+			if w.Broken != "" && w.Service != nil {
+				out[w.Service.Namespace+"/"+w.Service.Name] = w.KubectlKind() + "/" + w.Config.Name
+			}
+		}
+	}
+	return out
+}
+
 // ChainedOwners are the workloads whose problem another check already
 // reports as the cause of an unavailable APIService or a broken admission
 // webhook, keyed "namespace/kind/name": their own finding would repeat it.
