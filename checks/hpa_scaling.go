@@ -92,6 +92,10 @@ func hpaCondition(h *autoscalingv2.HorizontalPodAutoscaler, t autoscalingv2.Hori
 	return nil
 }
 
+// metricsGrace is how long an HPA's metrics may be unavailable before it
+// is reported.
+const metricsGrace = 5 * time.Minute
+
 func runHPAScaling(p *doctor.Pass) error {
 	owners := kube.OwnersOf(p.Snapshot)
 	hpas := p.Snapshot.HorizontalPodAutoscalers()
@@ -164,7 +168,11 @@ func runHPAScaling(p *doctor.Pass) error {
 			}
 		}
 
-		if active != nil && active.Status == corev1.ConditionFalse && !missingRequest {
+		// Metrics are routinely missing for a minute while a rollout's new
+		// pods start: only a condition older than metricsGrace is a problem,
+		// unless an unavailable metrics APIService already explains it.
+		if active != nil && active.Status == corev1.ConditionFalse && !missingRequest &&
+			(p.Now.Sub(active.LastTransitionTime.Time) >= metricsGrace || kube.UnavailableAPIService(p.Snapshot, metricAPIGroup[metricReasons[active.Reason]]) != nil) {
 			if mt, ok := metricReasons[active.Reason]; ok {
 				msg := fmt.Sprintf("its %s metric is unavailable%s (%s: %s)", strings.ToLower(string(mt)), forDuration(p.Now, active.LastTransitionTime), active.Reason, active.Message)
 				group := metricAPIGroup[mt]

@@ -161,8 +161,10 @@ func runJobFailed(p *doctor.Pass) error {
 			{Text: "a Job's pod template cannot be changed: once the cause is fixed, delete the Job and create it again",
 				Command: fmt.Sprintf("kubectl get job %s -n %s -o yaml", j.Name, j.Namespace)},
 		}
-		p.Report(doctor.Finding{Severity: staleSeverity(p.Now, newest.cond), Object: doctor.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: names[0]},
-			Message: msg, Count: len(fs), Examples: doctor.Examples(names), Remediation: rem})
+		// The object is the newest failed Job, the one the message and the
+		// commands are about.
+		p.Report(doctor.Finding{Severity: staleSeverity(p.Now, newest.cond), Object: doctor.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name},
+			Message: msg, Count: len(fs), Cause: newest.cond.Reason, Examples: doctor.Examples(names), Remediation: rem})
 	}
 	return nil
 }

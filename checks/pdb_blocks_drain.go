@@ -68,14 +68,23 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 		if err != nil {
 			continue
 		}
+		// In policy/v1 an empty selector ({}) selects every pod of the
+		// namespace (a nil one selects none).
+		candidates := kube.Selected(p.Snapshot, pdb.Namespace, sel)
+		if pdb.Spec.Selector != nil && sel.Empty() {
+			candidates = kube.PodsIn(p.Snapshot, pdb.Namespace)
+		}
 		var pods []*corev1.Pod
-		for _, pod := range kube.Selected(p.Snapshot, pdb.Namespace, sel) {
-			if !kube.Terminal(pod) {
+		for _, pod := range candidates {
+			if !kube.Terminal(pod) && pod.DeletionTimestamp == nil {
 				pods = append(pods, pod)
 			}
 		}
 		selStr := metav1.FormatLabelSelector(pdb.Spec.Selector)
 		if len(pods) == 0 {
+			if kube.ScaledToZero(p.Snapshot, pdb.Namespace, sel) != nil {
+				continue // its workload is scaled to zero on purpose
+			}
 			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref,
 				Message:     fmt.Sprintf("pdb %s selects no pod (%s): it protects nothing; a leftover of a removed or relabelled workload?", pdb.Name, selStr),
 				Remediation: []doctor.Remediation{{Text: "delete it if its workload is gone", Command: fmt.Sprintf("kubectl delete pdb %s -n %s", pdb.Name, pdb.Namespace)}}})
@@ -113,7 +122,11 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 			}
 		case st.CurrentHealthy < st.DesiredHealthy:
 			why = fmt.Sprintf("only %d of its %d pods are healthy and it requires %d: it protects unhealthy pods", st.CurrentHealthy, expected, st.DesiredHealthy)
-			rem = append(rem, doctor.Remediation{Text: "find why the pods are not ready", Command: fmt.Sprintf("kubectl get pods -n %s -l %s", pdb.Namespace, selStr)})
+			cmd := fmt.Sprintf("kubectl get pods -n %s", pdb.Namespace)
+			if selStr != "" && selStr != "<none>" {
+				cmd += fmt.Sprintf(" -l '%s'", selStr)
+			}
+			rem = append(rem, doctor.Remediation{Text: "find why the pods are not ready", Command: cmd})
 			if pdb.Spec.UnhealthyPodEvictionPolicy == nil || *pdb.Spec.UnhealthyPodEvictionPolicy != policyv1.AlwaysAllow {
 				patch("let drains evict pods that are not ready anyway", `{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow"}}`)
 			}

@@ -53,6 +53,9 @@ the snapshot's pods of its namespace are matched against the selector:
 - only finished pods (a Job's Succeeded pods) match: info, a Service in front
   of a batch workload is unusual.
 
+A Service whose selector matches the pod template of a Deployment or
+StatefulSet scaled to zero on purpose is quiet: it has no endpoint by design.
+
 A Service behind an unavailable APIService or an admission webhook whose
 backend is broken is left to apiservice-unavailable and admission-webhooks:
 their finding already names it (and the backend's cause), and one root cause
@@ -106,6 +109,9 @@ func runServiceEndpoints(p *doctor.Pass) error {
 				Remediation: []doctor.Remediation{{Text: "if nothing should reach the batch pods, delete the Service",
 					Command: fmt.Sprintf("kubectl delete service %s -n %s", svc.Name, svc.Namespace)}}})
 		case len(live) == 0:
+			if kube.ScaledToZero(p.Snapshot, svc.Namespace, sel) != nil {
+				continue // its workload is scaled to zero on purpose
+			}
 			reportNoMatch(p, svc, ref, selStr)
 		default:
 			reportNotReady(p, svc, ref, selStr, live, index)

@@ -369,8 +369,25 @@ func remediationFor(g *kube.OwnerProblem, a availability) []doctor.Remediation {
 		case kube.PullAccessDenied:
 			rem = append(rem, doctor.Remediation{Text: "give the pods credentials for the registry",
 				Command: fmt.Sprintf("kubectl create secret docker-registry regcred -n %s --docker-server=%s --docker-username=<user> --docker-password=<token>", ns, registryOf(ex.Image))})
-			rem = append(rem, doctor.Remediation{Text: "and reference it from the pods' service account",
-				Command: fmt.Sprintf(`kubectl patch serviceaccount %s -n %s -p '{"imagePullSecrets":[{"name":"regcred"}]}'`, serviceAccountOf(g), ns)})
+			if secrets := g.Pods[0].Spec.ImagePullSecrets; len(secrets) > 0 {
+				var names []string
+				for _, r := range secrets {
+					names = append(names, r.Name)
+				}
+				rem[len(rem)-1].Text = fmt.Sprintf("the pods already use imagePullSecrets %s: renew those credentials for the registry, or create one that works", strings.Join(names, ", "))
+			} else {
+				// A ServiceAccount's imagePullSecrets has no merge key: a merge
+				// patch would replace the secrets other workloads pull with.
+				sa := serviceAccountOf(g)
+				rem = append(rem, doctor.Remediation{Text: "and append it to the pods' service account's imagePullSecrets (this JSON patch keeps the ones it has)",
+					Command: fmt.Sprintf(`kubectl patch serviceaccount %s -n %s --type=json -p '[{"op":"add","path":"/imagePullSecrets/-","value":{"name":"regcred"}}]'`, sa, ns)},
+					doctor.Remediation{Text: "(when the service account has no imagePullSecrets yet, the patch above fails: create the list instead)",
+						Command: fmt.Sprintf(`kubectl patch serviceaccount %s -n %s --type=json -p '[{"op":"add","path":"/imagePullSecrets","value":[{"name":"regcred"}]}]'`, sa, ns)})
+			}
+			if k := g.Owner.Ref.Kind; k == "Deployment" || k == "StatefulSet" || k == "DaemonSet" {
+				rem = append(rem, doctor.Remediation{Text: "then recreate the pods so they pull with the credentials",
+					Command: fmt.Sprintf("kubectl rollout restart %s -n %s", owner, ns)})
+			}
 		case kube.PullUnreachable:
 			rem = append(rem, doctor.Remediation{Text: "check the node can resolve and reach the registry " + registryOf(ex.Image) + " (DNS, proxy, firewall, certificates)",
 				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
@@ -444,7 +461,9 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 	for _, pod := range g.Pods {
 		names = append(names, pod.Namespace+"/"+pod.Name)
 	}
-	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods),
+	// Cause keeps the fingerprint of "web crash-loops" apart from "web
+	// cannot pull its image" (a baseline must not hide the second).
+	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: string(g.Cause),
 		Examples: doctor.Examples(names), Remediation: remediationFor(g, a)})
 }
 
@@ -478,7 +497,7 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	if g == nil {
 		rem = append(rem, doctor.Remediation{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)})
 	}
-	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Remediation: rem})
+	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem})
 }
 
 // previousRevision is the highest revision below the current one.

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -196,4 +197,33 @@ func APIServiceWhy(a *apiregistrationv1.APIService) string {
 		return c.Reason
 	}
 	return c.Reason + ": " + strings.TrimSuffix(c.Message, ".")
+}
+
+// ScaledToZero returns a Deployment or StatefulSet of the namespace whose
+// pod template the selector matches and which is scaled to zero on
+// purpose, or nil: a Service or budget in front of it matching no pod is
+// expected, not a problem.
+func ScaledToZero(s *snapshot.Snapshot, namespace string, sel labels.Selector) *Workload {
+	if sel == nil || sel.Empty() {
+		return nil
+	}
+	for w := range Workloads(s) {
+		if w.Ref.Namespace != namespace || w.Spec == nil {
+			continue
+		}
+		var replicas *int32
+		var tmpl map[string]string
+		switch o := w.Object.(type) {
+		case *appsv1.Deployment:
+			replicas, tmpl = o.Spec.Replicas, o.Spec.Template.Labels
+		case *appsv1.StatefulSet:
+			replicas, tmpl = o.Spec.Replicas, o.Spec.Template.Labels
+		default:
+			continue
+		}
+		if replicas != nil && *replicas == 0 && sel.Matches(labels.Set(tmpl)) {
+			return w
+		}
+	}
+	return nil
 }
