@@ -95,7 +95,7 @@ func runPVCPending(p *doctor.Pass) error {
 	own := kube.OwnersOf(p.Snapshot)
 	consumers := map[string][]*corev1.Pod{}
 	for _, pod := range p.Snapshot.Pods() {
-		if kube.PodTerminal(pod) || pod.DeletionTimestamp != nil {
+		if kube.Terminal(pod) || pod.DeletionTimestamp != nil {
 			continue
 		}
 		for _, c := range kube.ClaimNames(&pod.Spec) {

@@ -55,8 +55,8 @@ func PodReady(p *corev1.Pod) (ready bool, since metav1.Time) {
 	return false, p.CreationTimestamp
 }
 
-// Terminal is true for a pod that has finished (Succeeded or Failed): it will
-// never serve again.
+// Terminal is true for a pod that has finished (Succeeded or Failed): it
+// holds no resources and will never serve again.
 func Terminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
