@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -203,14 +202,16 @@ func causeRank(c Cause) int {
 	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotReady}, c)
 }
 
-// ChainedServices are the Services behind an unavailable APIService or an
-// admission webhook whose backend is broken, keyed "namespace/name", with
-// the object whose finding names them ("apiservice/v1beta1.metrics.k8s.io").
-// A check about Services leaves them to that finding: one root cause, one
-// finding. It reads APIServices and webhook configurations when the
-// snapshot has them, and returns nothing for what it could not read.
-func ChainedServices(s *snapshot.Snapshot) map[string]string {
-	out := map[string]string{}
+// backend is a Service behind a broken APIService or webhook, and the
+// object whose finding names it ("apiservice/v1beta1.metrics.k8s.io").
+type backend struct{ namespace, name, by string }
+
+// brokenBackends lists the Services behind an unavailable APIService or an
+// admission webhook whose backend is broken, APIServices first. It reads
+// APIServices and webhook configurations when the snapshot has them, and
+// lists nothing for what it could not read.
+func brokenBackends(s *snapshot.Snapshot) []backend {
+	var out []backend
 	if s.Err(snapshot.APIServices) == nil {
 		svcs := s.APIServices()
 		for i := range svcs {
@@ -220,7 +221,7 @@ func ChainedServices(s *snapshot.Snapshot) map[string]string {
 			}
 			for _, c := range a.Status.Conditions {
 				if c.Type == "Available" && c.Status != "True" {
-					out[a.Spec.Service.Namespace+"/"+a.Spec.Service.Name] = "apiservice/" + a.Name
+					out = append(out, backend{a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/" + a.Name})
 				}
 			}
 		}
@@ -228,9 +229,21 @@ func ChainedServices(s *snapshot.Snapshot) map[string]string {
 	if s.Err(snapshot.MutatingWebhooks) == nil && s.Err(snapshot.ValidatingWebhooks) == nil {
 		for _, w := range Webhooks(s) {
 			if w.Broken != "" && w.Service != nil {
-				out[w.Service.Namespace+"/"+w.Service.Name] = w.KubectlKind() + "/" + w.Config.Name
+				out = append(out, backend{w.Service.Namespace, w.Service.Name, w.KubectlKind() + "/" + w.Config.Name})
 			}
 		}
+	}
+	return out
+}
+
+// ChainedServices are the Services behind an unavailable APIService or an
+// admission webhook whose backend is broken, keyed "namespace/name", with
+// the object whose finding names them. A check about Services leaves them
+// to that finding: one root cause, one finding.
+func ChainedServices(s *snapshot.Snapshot) map[string]string {
+	out := map[string]string{}
+	for _, b := range brokenBackends(s) {
+		out[b.namespace+"/"+b.name] = b.by
 	}
 	return out
 }
@@ -238,33 +251,11 @@ func ChainedServices(s *snapshot.Snapshot) map[string]string {
 // ChainedOwners are the workloads whose problem another check already
 // reports as the cause of an unavailable APIService or a broken admission
 // webhook, keyed "namespace/kind/name": their own finding would repeat it.
-// It reads APIServices and webhook configurations when the snapshot has them.
 func ChainedOwners(s *snapshot.Snapshot, now time.Time) map[string]string {
 	out := map[string]string{}
-	add := func(ns, name, by string) {
-		if _, g, ok := BackendProblem(s, now, ns, name); ok {
-			out[OwnerKey(g.Owner)] = by
-		}
-	}
-	if s.Err(snapshot.APIServices) == nil {
-		svcs := s.APIServices()
-		for i := range svcs {
-			a := &svcs[i]
-			if a.Spec.Service == nil {
-				continue
-			}
-			for _, c := range a.Status.Conditions {
-				if c.Type == "Available" && c.Status != "True" {
-					add(a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/"+a.Name)
-				}
-			}
-		}
-	}
-	if s.Err(snapshot.MutatingWebhooks) == nil && s.Err(snapshot.ValidatingWebhooks) == nil {
-		for _, w := range Webhooks(s) {
-			if w.Broken != "" && w.Service != nil {
-				add(w.Service.Namespace, w.Service.Name, strings.ToLower(w.Config.Kind)+"/"+w.Config.Name)
-			}
+	for _, b := range brokenBackends(s) {
+		if _, g, ok := BackendProblem(s, now, b.namespace, b.name); ok {
+			out[OwnerKey(g.Owner)] = b.by
 		}
 	}
 	return out
