@@ -86,18 +86,7 @@ func scheduleInterval(schedule string, now time.Time) (time.Duration, bool) {
 }
 
 func runJobBacklog(p *doctor.Pass) error {
-	events := map[string]*corev1.Event{}
-	evs := p.Snapshot.Events(failedCreateEvents.FieldSelector)
-	for i := range evs {
-		e := &evs[i]
-		if e.InvolvedObject.Kind != "Job" {
-			continue
-		}
-		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-		if old := events[key]; old == nil || kube.EventLast(e).After(kube.EventLast(old)) {
-			events[key] = e
-		}
-	}
+	events := kube.NewestEvents(p.Snapshot.Events(failedCreateEvents.FieldSelector), "Job")
 	hooks := map[string]kube.Webhook{}
 	for _, w := range kube.Webhooks(p.Snapshot) {
 		hooks[w.Name] = w

@@ -102,8 +102,8 @@ func runPVCPending(p *doctor.Pass) error {
 			consumers[pod.Namespace+"/"+c] = append(consumers[pod.Namespace+"/"+c], pod)
 		}
 	}
-	failed := newestEvents(p.Snapshot.Events(provisioningFailedEvents.FieldSelector))
-	external := newestEvents(p.Snapshot.Events(externalProvisioningEvents.FieldSelector))
+	failed := kube.NewestEvents(p.Snapshot.Events(provisioningFailedEvents.FieldSelector), "PersistentVolumeClaim")
+	external := kube.NewestEvents(p.Snapshot.Events(externalProvisioningEvents.FieldSelector), "PersistentVolumeClaim")
 
 	groups := map[string]*pvcGroup{}
 	pvcs := p.Snapshot.PersistentVolumeClaims()
@@ -190,22 +190,6 @@ func runPVCPending(p *doctor.Pass) error {
 		reportPVC(p, groups[k], st)
 	}
 	return nil
-}
-
-// newestEvents keeps, per claim, the newest event (series honoured).
-func newestEvents(evs []corev1.Event) map[string]*corev1.Event {
-	out := map[string]*corev1.Event{}
-	for i := range evs {
-		e := &evs[i]
-		if e.InvolvedObject.Kind != "PersistentVolumeClaim" {
-			continue
-		}
-		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-		if old := out[key]; old == nil || kube.EventLast(e).After(kube.EventLast(old)) {
-			out[key] = e
-		}
-	}
-	return out
 }
 
 // consumerCause links a WaitForFirstConsumer claim to why its first

@@ -41,3 +41,20 @@ func EventLast(e *corev1.Event) time.Time {
 	_, last, _ := EventTimes(e)
 	return last
 }
+
+// NewestEvents returns, for each object of the kind the events involve,
+// its newest event (by EventLast), keyed "namespace/name".
+func NewestEvents(evs []corev1.Event, kind string) map[string]*corev1.Event {
+	out := map[string]*corev1.Event{}
+	for i := range evs {
+		e := &evs[i]
+		if e.InvolvedObject.Kind != kind {
+			continue
+		}
+		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		if old := out[key]; old == nil || EventLast(e).After(EventLast(old)) {
+			out[key] = e
+		}
+	}
+	return out
+}
