@@ -150,7 +150,7 @@ func TestEveryConfigError(t *testing.T) {
 		{"ignore reason empty", header + "ignore:\n- check: pod-storm\n  reason: \"  \"\n", 5, "ignore[0].reason: must not be empty"},
 		{"ignore bad expiry", header + "ignore:\n- check: pod-storm\n  reason: r\n  expires: 31.03.2027\n", 6, `ignore[0].expires: invalid date "31.03.2027" (want YYYY-MM-DD)`},
 		{"ignore impossible date", header + "ignore:\n- check: pod-storm\n  reason: r\n  expires: 2027-02-30\n", 6, `ignore[0].expires: invalid date "2027-02-30"`},
-		{"ignore unknown field", header + "ignore:\n- check: pod-storm\n  reason: r\n  until: 2027-01-01\n", 6, "ignore[0].until: unknown field (want check, namespace, kind, name, reason or expires)"},
+		{"ignore unknown field", header + "ignore:\n- check: pod-storm\n  reason: r\n  until: 2027-01-01\n", 6, "ignore[0].until: unknown field (want check, cluster, namespace, kind, name, reason or expires)"},
 		{"custom not a list", header + "custom: {name: x}\n", 3, "custom: want a list of checks"},
 		{"custom entry not a mapping", header + "custom:\n- x\n", 4, "custom[0]: want a mapping with name, resource and rule"},
 		{"custom name missing", header + "custom:\n- resource: pods\n  rule: \"true\"\n", 4, "custom[0].name: required"},
