@@ -223,3 +223,19 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Errorf("Load of a missing file: %v", err)
 	}
 }
+
+func TestIgnoreScopedToCluster(t *testing.T) {
+	cfg, err := Parse([]byte("apiVersion: doctor.kubectl.io/v1alpha1\nkind: Config\nignore:\n- check: pod-storm\n  cluster: prod-*\n  reason: r\n- check: pod-storm\n  namespace: kube-system\n  reason: everywhere\n"), "c.yaml", []string{"pod-storm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.ForCluster("prod-eu").Ignore); n != 2 {
+		t.Errorf("prod-eu: %d entries, want 2", n)
+	}
+	if got := cfg.ForCluster("staging").Ignore; len(got) != 1 || got[0].Reason != "everywhere" {
+		t.Errorf("staging: %+v, want only the unscoped entry", got)
+	}
+	if (*Config)(nil).ForCluster("x") != nil {
+		t.Error("nil config")
+	}
+}
