@@ -278,15 +278,47 @@ func copyFlags(dst, src *genericclioptions.ConfigFlags) {
 // scanContext scans one kubeconfig context as a single scan would, with
 // its own --timeout; stderr messages go to errOut.
 func (o *ScanOptions) scanContext(ctx context.Context, name string, errOut io.Writer) (*doctor.Report, error) {
+	return o.scanContextCost(ctx, name, errOut, nil)
+}
+
+// scanCost is what a scan cost the API server: HTTP requests (retries
+// included), those that failed (status 400 or more, or no answer), and the
+// response bytes received.
+type scanCost struct {
+	Requests, Errors int
+	Bytes            int64
+}
+
+// scanContextCost is scanContext, filling cost (when not nil) even when
+// the scan fails. An empty name is the kubeconfig's current context, or
+// the in-cluster config when there is no kubeconfig.
+func (o *ScanOptions) scanContextCost(ctx context.Context, name string, errOut io.Writer, cost *scanCost) (*doctor.Report, error) {
 	start := time.Now()
 	cl := o.cluster.forContext(name)
+	if name == "" {
+		cl.flags.Context = o.cluster.flags.Context
+	}
+	if cost != nil {
+		defer func() {
+			if cl.stats == nil {
+				return
+			}
+			for _, q := range cl.stats.Requests() {
+				cost.Requests++
+				cost.Bytes += q.Bytes
+				if q.Status >= 400 || q.Status == 0 {
+					cost.Errors++
+				}
+			}
+		}()
+	}
 	ctx, cancel := context.WithDeadline(ctx, start.Add(cl.Timeout))
 	defer cancel()
 	raw, err := cl.flags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig: %w", err)
 	}
-	if _, ok := raw.Contexts[name]; !ok {
+	if _, ok := raw.Contexts[name]; !ok && name != "" {
 		return nil, fmt.Errorf("context %q not found in the kubeconfig", name)
 	}
 	if err := cl.connect(); err != nil {

@@ -118,6 +118,7 @@ exits 2 naming the file.
 	)
 	root.AddCommand(newNodesCommand(streams, scan.cluster))
 	root.AddCommand(newDumpCommand(streams, scan.cluster)) // issue 13
+	root.AddCommand(newServeCommand(streams, scan.cluster))
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root
