@@ -81,6 +81,10 @@ exits 2 naming the file.
   # Only some checks, one namespace
   kubectl doctor --check rollout-history -n shop
 
+  # Several clusters, one merged report, the worst cluster's exit code
+  kubectl doctor --context prod,staging
+  kubectl doctor --all-contexts -o json --fail-on warning
+
   # Capture now, diagnose later or elsewhere
   kubectl doctor dump -o snapshot.yaml.gz
   kubectl doctor --from snapshot.yaml.gz
