@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -96,13 +97,17 @@ func TestFleetTwoControlPlanes(t *testing.T) {
 	needCluster(t)
 	kc := fleetKubeconfig(t)
 
-	single := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "-o", "json", "--fail-on", "never").stdout)
+	singleRun := runDoctor(t, scenarios.Kubeconfig, "-o", "json", "--fail-on", "never")
+	single := decodeReport(t, singleRun.stdout)
+	healthyRun := runDoctor(t, healthy.Kubeconfig, "-o", "json", "--fail-on", "never")
 
 	r := runDoctor(t, kc, "--context", "healthy,scenarios", "-o", "json", "--fail-on", "warning")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1 (scenarios has warnings)\n%s", r.code, r.stderr)
 	}
 	f := decodeFleet(t, r.stdout)
+	t.Logf("wall time: fleet of 2 %s; alone: scenarios %s, healthy %s", r.elapsed.Round(time.Millisecond),
+		singleRun.elapsed.Round(time.Millisecond), healthyRun.elapsed.Round(time.Millisecond))
 	if len(f.Clusters) != 2 || f.Clusters[0].Name != "healthy" || f.Clusters[1].Name != "scenarios" {
 		t.Fatalf("clusters = %+v", f.Clusters)
 	}
