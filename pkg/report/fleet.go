@@ -38,17 +38,28 @@ func PrintFleet(w io.Writer, f *doctor.FleetReport, o Options) error {
 
 // Verdict is a cluster's outcome in one word: FAIL (a finding at or above
 // failOn), INCOMPLETE (the scan could not run or missed checks), WARN
-// (findings below the gate) or OK.
+// (a new warning or critical finding below the gate) or OK.
 func Verdict(c doctor.FleetCluster, r *doctor.Report, failOn doctor.Severity) string {
 	switch {
 	case r != nil && r.Fails(failOn):
 		return "FAIL"
 	case c.Error != "" || !c.Complete:
 		return "INCOMPLETE"
-	case r != nil && len(r.Findings) > 0 && r.Summary.Known < len(r.Findings):
+	case r != nil && hasNew(r, doctor.Warning):
 		return "WARN"
 	}
 	return "OK"
+}
+
+// hasNew says whether r has a finding at least min that is not known from
+// the baseline.
+func hasNew(r *doctor.Report, min doctor.Severity) bool {
+	for _, f := range r.Findings {
+		if f.Severity >= min && f.Baseline != doctor.BaselineKnown {
+			return true
+		}
+	}
+	return false
 }
 
 func fleetTable(w io.Writer, f *doctor.FleetReport, o Options) error {
