@@ -51,7 +51,7 @@ lint:
 docs: deploy
 	$(GO) run ./hack/gendocs
 
-# deploy/clusterrole.yaml from the reads the checks declare.
+# deploy/base/clusterrole.yaml from the reads the checks declare.
 deploy:
 	$(GO) run ./hack/gendeploy
 

@@ -1,4 +1,4 @@
-// Command gendeploy writes deploy/clusterrole.yaml from the reads the checks
+// Command gendeploy writes deploy/base/clusterrole.yaml from the reads the checks
 // declare (make deploy, and make docs).
 package main
 
@@ -12,7 +12,7 @@ import (
 )
 
 func main() {
-	out := filepath.Join("deploy", "clusterrole.yaml")
+	out := filepath.Join("deploy", "base", "clusterrole.yaml")
 	if len(os.Args) > 1 {
 		out = os.Args[1]
 	}

@@ -64,7 +64,7 @@ func Rules(checks []*doctor.Check) ([]rbacv1.PolicyRule, error) {
 	return rules, nil
 }
 
-// ClusterRoleYAML is deploy/clusterrole.yaml: the ClusterRole of Rules,
+// ClusterRoleYAML is deploy/base/clusterrole.yaml: the ClusterRole of Rules,
 // with a header saying it is generated.
 func ClusterRoleYAML(checks []*doctor.Check) ([]byte, error) {
 	rules, err := Rules(checks)

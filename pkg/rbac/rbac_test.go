@@ -18,7 +18,7 @@ import (
 
 func committedRole(t *testing.T) rbacv1.ClusterRole {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "clusterrole.yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,19 +29,19 @@ func committedRole(t *testing.T) rbacv1.ClusterRole {
 	return role
 }
 
-// TestCommittedRoleIsGenerated fails when deploy/clusterrole.yaml is not
+// TestCommittedRoleIsGenerated fails when deploy/base/clusterrole.yaml is not
 // what `make deploy` writes for today's checks.
 func TestCommittedRoleIsGenerated(t *testing.T) {
 	want, err := ClusterRoleYAML(checks.All())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join("..", "..", "deploy", "clusterrole.yaml"))
+	got, err := os.ReadFile(filepath.Join("..", "..", "deploy", "base", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("deploy/clusterrole.yaml is stale: run make deploy (go run ./hack/gendeploy)\ngot:\n%s\nwant:\n%s", got, want)
+		t.Errorf("deploy/base/clusterrole.yaml is stale: run make deploy (go run ./hack/gendeploy)\ngot:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -57,7 +57,7 @@ func TestRoleGrantsEveryRead(t *testing.T) {
 				verb = "get"
 			}
 			if !Allows(role.Rules, r, verb) {
-				t.Errorf("check %s reads %s, which deploy/clusterrole.yaml does not grant (%s)", c.Name, r, verb)
+				t.Errorf("check %s reads %s, which deploy/base/clusterrole.yaml does not grant (%s)", c.Name, r, verb)
 			}
 		}
 	}
