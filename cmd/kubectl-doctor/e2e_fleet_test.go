@@ -208,3 +208,41 @@ func TestFleetTwoControlPlanes(t *testing.T) {
 		}
 	}
 }
+
+// TestOfflineFleetFromDumps is the central job: each cluster's dump in one
+// directory, scanned as a fleet named after the files, finding what the
+// live fleet run finds.
+func TestOfflineFleetFromDumps(t *testing.T) {
+	needCluster(t)
+	dir := t.TempDir()
+	for name, c := range map[string]string{"healthy": healthy.Kubeconfig, "scenarios": scenarios.Kubeconfig} {
+		if r := runDoctor(t, c, "dump", "-o", filepath.Join(dir, name+".yaml.gz")); r.code != 0 {
+			t.Fatalf("dump %s: exit %d\n%s", name, r.code, r.stderr)
+		}
+	}
+	live := decodeFleet(t, runDoctor(t, fleetKubeconfig(t), "--context", "healthy,scenarios", "-o", "json", "--fail-on", "never").stdout)
+	r := runDoctor(t, "", "--from", dir, "-o", "json", "--fail-on", "warning")
+	if r.code != 1 {
+		t.Errorf("offline fleet exit %d, want 1\n%s", r.code, r.stderr)
+	}
+	off := decodeFleet(t, r.stdout)
+	if len(off.Clusters) != 2 || off.Clusters[0].Name != "healthy" || off.Clusters[1].Name != "scenarios" || !off.Complete {
+		t.Fatalf("clusters %+v", off.Clusters)
+	}
+	key := func(f doctor.FleetReport) map[string]bool {
+		m := map[string]bool{}
+		for _, x := range f.Findings {
+			m[x.Cluster+" "+x.Fingerprint] = true
+		}
+		return m
+	}
+	l, o := key(live), key(off)
+	if len(o) == 0 || len(l) != len(o) {
+		t.Errorf("offline fleet %d findings, live %d", len(o), len(l))
+	}
+	for k := range l {
+		if !o[k] {
+			t.Errorf("live finding %s missing offline", k)
+		}
+	}
+}
