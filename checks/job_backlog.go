@@ -27,7 +27,8 @@ var failedCreateEvents = snapshot.Events("reason=FailedCreate")
 var JobBacklog = &doctor.Check{
 	Name:     "job-backlog",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.CronJobs, snapshot.Jobs, failedCreateEvents}, kube.WebhookReads...),
+	Reads:    []snapshot.Resource{snapshot.CronJobs, snapshot.Jobs},
+	Optional: append([]snapshot.Resource{failedCreateEvents}, kube.WebhookReads...),
 	Run:      runJobBacklog,
 	Doc: `CronJob and Job backlogs: Jobs that never get pods or never finish
 

@@ -20,7 +20,8 @@ import (
 var JobFailed = &doctor.Check{
 	Name:     "job-failed",
 	Severity: doctor.Warning,
-	Reads:    []snapshot.Resource{snapshot.Jobs, snapshot.CronJobs, snapshot.Pods},
+	Reads:    []snapshot.Resource{snapshot.Jobs},
+	Optional: []snapshot.Resource{snapshot.CronJobs, snapshot.Pods},
 	Run:      runJobFailed,
 	Doc: `Failed Jobs, and CronJobs whose latest run failed, with the pods' exit codes
 
@@ -84,7 +85,8 @@ func runJobFailed(p *doctor.Pass) error {
 	jobs := p.Snapshot.Jobs()
 	for i := range jobs {
 		j := &jobs[i]
-		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" {
+		// Without CronJobs in the input, a CronJob's runs are judged as Jobs.
+		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && p.Snapshot.Err(snapshot.CronJobs) == nil {
 			byCron[j.Namespace+"/"+c.Name] = append(byCron[j.Namespace+"/"+c.Name], j)
 			continue
 		}

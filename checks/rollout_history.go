@@ -16,7 +16,10 @@ import (
 var RolloutHistory = &doctor.Check{
 	Name:     "rollout-history",
 	Severity: doctor.Warning,
-	Reads: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets, snapshot.DaemonSets,
+	Reads:    []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets},
+	// DaemonSet and StatefulSet histories are ControllerRevisions: judged
+	// only when those were read.
+	Optional: []snapshot.Resource{snapshot.DaemonSets,
 		snapshot.StatefulSets, snapshot.ControllerRevisions},
 	Run: runRolloutHistory,
 	Doc: `Rollouts that cannot be rolled back or have no change-cause

@@ -20,7 +20,10 @@ import (
 var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, kube.WorkloadReads...),
+	// Pods of a controller that was not read are not judged (their
+	// template is the controller's): the result names the missing kinds.
+	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments, snapshot.DaemonSets},
+	Optional: []snapshot.Resource{snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs},
 	Run:      runRuntimeSocket,
 	Doc: `Workloads mounting a container-runtime socket their nodes do not serve, and every workload with runtime access
 

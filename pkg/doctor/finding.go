@@ -53,6 +53,11 @@ type Finding struct {
 	Fingerprint string `json:"fingerprint"`
 	// Baseline is "new" or "known" when the scan ran with --baseline.
 	Baseline string `json:"baseline,omitempty"`
+	// Partial says what the finding could not say because a read that
+	// enriches it was missing: "owner chain stops at ReplicaSet shop/web-1:
+	// not in the dump: deployments.apps". Set by the engine when the
+	// check leaves it empty.
+	Partial string `json:"partial,omitempty"`
 	// Suppression says why a suppressed finding is not reported (only in
 	// Report.Suppressed).
 	Suppression *Suppression `json:"suppression,omitempty"`
