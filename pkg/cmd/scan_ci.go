@@ -73,6 +73,9 @@ type ciOptions struct {
 
 	cfg  *config.Config
 	base *baseline.Baseline
+	// disabled are the registry's checks that --check/--skip or the
+	// config turned off, with why: reported as disabled, never dropped.
+	disabled map[string][]string
 }
 
 func (o *ciOptions) addFlags(cmd *cobra.Command) {
@@ -105,6 +108,22 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 	selected = slices.DeleteFunc(selected, func(c *doctor.Check) bool {
 		return !cfg.Enabled(c.Name) && !slices.Contains(only, c.Name)
 	})
+	o.disabled = map[string][]string{}
+	for _, c := range all {
+		switch {
+		case slices.Contains(selected, c):
+		case slices.Contains(skip, c.Name):
+			o.disabled["disabled by --skip"] = append(o.disabled["disabled by --skip"], c.Name)
+		case len(only) > 0 && !slices.Contains(only, c.Name):
+			o.disabled["not named by --check"] = append(o.disabled["not named by --check"], c.Name)
+		default:
+			why := "disabled by the config"
+			if cfg != nil {
+				why = "disabled by the config " + cfg.Path
+			}
+			o.disabled[why] = append(o.disabled[why], c.Name)
+		}
+	}
 	if len(selected) == 0 {
 		return nil, usageError("--check/--skip: %v", doctor.ErrNoChecks)
 	}
@@ -114,6 +133,9 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 // apply rewrites the report by the config, the annotations and the
 // baseline, then recounts it.
 func (o *ciOptions) apply(r *doctor.Report, snap *snapshot.Snapshot, now time.Time) {
+	for why, names := range o.disabled {
+		r.Disable(names, why)
+	}
 	config.Apply(o.cfg, r, snap, now)
 	if o.cfg != nil {
 		r.Config = o.cfg.Path

@@ -68,25 +68,41 @@ func metaIndex(snap *snapshot.Snapshot, r snapshot.Resource) map[string]metav1.O
 }
 
 // CoverageLine is the last line of a text report: the verdict and what it
-// rests on. "No problems found by 20 checks; 2 not run: job-backlog
-// (absent: cronjobs.batch); 1 ran without some data: workload-pods
-// (absent: controllerrevisions.apps)". A report never ends in a bare
-// all-clear.
+// rests on. "No problems found by 20 checks; 2 not run, the input lacks
+// their data: job-backlog, hpa-scaling; 1 ran without some data the input
+// lacks: workload-pods." A report never ends in a bare all-clear; which
+// reads are missing is in the lines above and in CheckResult.Missing.
 func (r *Report) CoverageLine() string {
-	var ran, partial, notRun, disabled []string
-	var partialWhy, notRunWhy []string
+	var ran int
+	var disabled []string
+	notRun, partial := map[string][]string{}, map[string][]string{}
+	var notRunCauses, partialCauses []string
+	add := func(m map[string][]string, order *[]string, cause, name string) {
+		if _, ok := m[cause]; !ok {
+			*order = append(*order, cause)
+		}
+		m[cause] = append(m[cause], name)
+	}
 	for _, c := range r.Checks {
 		switch {
 		case c.Status == StatusDisabled:
 			disabled = append(disabled, c.Name)
 		case c.Status == StatusSkipped || c.Status == StatusError && c.Coverage == CoverageNone:
-			notRun = append(notRun, c.Name)
-			notRunWhy = append(notRunWhy, c.Name+" ("+shortWhy(c.Missing, c.Reason)+")")
+			cause := snapshot.CauseFailed
+			for _, g := range c.Missing {
+				if !g.Optional {
+					cause = g.Cause
+					break
+				}
+			}
+			if c.Status == StatusError {
+				cause = snapshot.CauseFailed
+			}
+			add(notRun, &notRunCauses, cause, c.Name)
 		default:
-			ran = append(ran, c.Name)
-			if c.Coverage == CoveragePartial {
-				partial = append(partial, c.Name)
-				partialWhy = append(partialWhy, c.Name+" ("+shortWhy(c.Missing, "")+")")
+			ran++
+			if c.Coverage == CoveragePartial && len(c.Missing) > 0 {
+				add(partial, &partialCauses, c.Missing[0].Cause, c.Name)
 			}
 		}
 	}
@@ -98,6 +114,8 @@ func (r *Report) CoverageLine() string {
 	}
 	var verdict string
 	switch {
+	case r.Error != "":
+		return "No check ran: " + r.Error
 	case len(r.Findings) == 0:
 		verdict = "No problems found"
 	case open == 0:
@@ -107,21 +125,36 @@ func (r *Report) CoverageLine() string {
 	default:
 		verdict = Plural(len(r.Findings), "problem", "problems") + " found"
 	}
-	line := fmt.Sprintf("%s by %s", verdict, Plural(len(ran), "check", "checks"))
+	line := fmt.Sprintf("%s by %s", verdict, Plural(ran, "check", "checks"))
 	if len(notRun)+len(partial)+len(disabled) == 0 {
 		return line + "; every check ran with all its data."
 	}
 	const most = 4
-	if len(notRun) > 0 {
-		line += fmt.Sprintf("; %d not run: %s", len(notRun), firstN(notRunWhy, most))
+	for _, cause := range notRunCauses {
+		names := notRun[cause]
+		line += fmt.Sprintf("; %d not run, %s: %s", len(names), causePhrase(cause, "their data"), firstN(names, most))
 	}
-	if len(partial) > 0 {
-		line += fmt.Sprintf("; %d ran without some data: %s", len(partial), firstN(partialWhy, most))
+	for _, cause := range partialCauses {
+		names := partial[cause]
+		line += fmt.Sprintf("; %d ran without some data, %s: %s", len(names), causePhrase(cause, "it"), firstN(names, most))
 	}
 	if len(disabled) > 0 {
-		line += fmt.Sprintf("; %d disabled: %s", len(disabled), firstN(disabled, most))
+		line += fmt.Sprintf("; %d disabled", len(disabled))
 	}
 	return line + "."
+}
+
+// causePhrase says why reads are missing, for the coverage line.
+func causePhrase(cause, what string) string {
+	switch cause {
+	case snapshot.CauseAbsent:
+		return "the input lacks " + what
+	case snapshot.CauseDenied:
+		return "reads denied"
+	case snapshot.CauseUnserved:
+		return "API not served by the cluster"
+	}
+	return "reads failed or the check errored"
 }
 
 func firstN(list []string, n int) string {
@@ -129,26 +162,6 @@ func firstN(list []string, n int) string {
 		return strings.Join(list[:n], ", ") + fmt.Sprintf(", +%d more", len(list)-n)
 	}
 	return strings.Join(list, ", ")
-}
-
-// shortWhy groups gaps by cause: "absent: cronjobs.batch, jobs.batch".
-func shortWhy(gaps []Gap, fallback string) string {
-	var causes []string
-	byCause := map[string][]string{}
-	for _, g := range gaps {
-		if _, ok := byCause[g.Cause]; !ok {
-			causes = append(causes, g.Cause)
-		}
-		byCause[g.Cause] = append(byCause[g.Cause], g.Read)
-	}
-	if len(causes) == 0 {
-		return fallback
-	}
-	var parts []string
-	for _, c := range causes {
-		parts = append(parts, c+": "+firstN(byCause[c], 3))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // Coverage causes for exit codes: whether any selected check did not run

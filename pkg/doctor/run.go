@@ -267,6 +267,10 @@ type Report struct {
 	// CI workflow (ci.go): the config file used, findings suppressed by it
 	// or by annotations (only with --show-suppressed), baseline findings no
 	// longer reported, and ignore entries past their expiry date.
+	// Error is why the scan could not run at all (FailedReport): the
+	// kubeconfig, the cluster or the --from input. No check ran.
+	Error string `json:"error,omitempty"`
+
 	Config         string          `json:"config,omitempty"`
 	Suppressed     []Finding       `json:"suppressed,omitempty"`
 	Resolved       []Finding       `json:"resolved,omitempty"`
@@ -429,6 +433,15 @@ func (r *Report) Worst() Severity {
 // Fails says whether the report should fail a CI run gated at threshold.
 func (r *Report) Fails(threshold Severity) bool {
 	return threshold != Never && r.Worst() >= threshold
+}
+
+// FailedReport is the report of a scan that could not start (exit 2), so
+// that CI still gets the format it asked for, saying why: an incomplete
+// report with no check and the error.
+func FailedReport(reason string) *Report {
+	r := &Report{APIVersion: APIVersion, Kind: "Report", Checks: []CheckResult{}, Findings: []Finding{}, Error: reason}
+	r.Incomplete = []Missing{{Reason: "the scan could not run: " + reason}}
+	return r
 }
 
 // ErrNoChecks is returned when --check/--skip leave nothing to run.
