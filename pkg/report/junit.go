@@ -18,11 +18,11 @@ import (
 // <skipped> testcase and a check that could not run an <error> one.
 
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
 	// no skipped attribute: the Jenkins schema does not allow one on
 	// <testsuites> (testdata/junit); each <testsuite> carries its own.
 	Time   string       `xml:"time,attr"`
