@@ -79,7 +79,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 				results[i] = CheckResult{Name: c.Name, Status: StatusError, Reason: "scan cancelled: " + ctx.Err().Error()}
 				return
 			}
-			results[i], findings[i] = runOne(c, snap, now)
+			results[i], findings[i] = runOne(ctx, c, snap, now)
 			for j := range findings[i] {
 				if findings[i][j].Partial == "" {
 					findings[i][j].Partial = ownerChainNote(snap, &findings[i][j])
@@ -221,14 +221,14 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-func runOne(c *Check, snap *snapshot.Snapshot, now time.Time) (res CheckResult, fs []Finding) {
+func runOne(ctx context.Context, c *Check, snap *snapshot.Snapshot, now time.Time) (res CheckResult, fs []Finding) {
 	res.Name = c.Name
 	defer func() {
 		if v := recover(); v != nil {
 			res, fs = CheckResult{Name: c.Name, Status: StatusError, Reason: fmt.Sprintf("check panicked: %v", v), ran: true}, nil
 		}
 	}()
-	p := &Pass{Check: c, Snapshot: snap, Now: now}
+	p := &Pass{Check: c, Snapshot: snap, Now: now, Context: ctx}
 	if err := c.Run(p); err != nil {
 		return CheckResult{Name: c.Name, Status: StatusError, Reason: err.Error(), ran: true}, nil
 	}
