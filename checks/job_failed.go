@@ -166,7 +166,8 @@ func runJobFailed(p *doctor.Pass) error {
 		// The object is the newest failed Job, the one the message and the
 		// commands are about.
 		p.Report(doctor.Finding{Severity: staleSeverity(p.Now, newest.cond), Object: doctor.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name},
-			Message: msg, Count: len(fs), Cause: newest.cond.Reason, Examples: doctor.Examples(names), Remediation: rem})
+			Message: msg, Count: len(fs), Cause: newest.cond.Reason, Examples: doctor.Examples(names), Remediation: rem,
+			Members: members("batch/v1", "Job", j.Namespace, names)})
 	}
 	return nil
 }

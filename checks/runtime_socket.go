@@ -325,6 +325,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 				strings.Join(listed, ", "), map[bool]string{true: "it", false: "them"}[len(ws) == 1], map[bool]string{true: "its", false: "their"}[len(ws) == 1]),
 			Count:       len(ws),
 			Examples:    doctor.Examples(ids),
+			Members:     workloadMembers(ws),
 			Remediation: rem,
 		})
 	}
@@ -441,4 +442,12 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 		Examples:    doctor.Examples(badNodes),
 		Remediation: rem,
 	})
+}
+
+func workloadMembers(ws []*socketWorkload) []doctor.ObjectRef {
+	out := make([]doctor.ObjectRef, len(ws))
+	for i, w := range ws {
+		out[i] = w.Ref
+	}
+	return out
 }

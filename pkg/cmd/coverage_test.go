@@ -122,3 +122,21 @@ func TestCIFormatsWhenTheScanCannotRun(t *testing.T) {
 		t.Errorf("table output on exit 2: %s", out)
 	}
 }
+
+// TestWriteBaselineThenGate: --write-baseline records the scan's problems;
+// the next scan with --baseline passes the gate, saying none is new.
+func TestWriteBaselineThenGate(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "baseline.yaml")
+	streams, _, _, errOut := genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "--write-baseline", file}); code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "--baseline", file}); code != ExitOK {
+		t.Fatalf("with the baseline: exit %d: %s\n%s", code, errOut, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "No new problems (1 problem known from the baseline) found by 2 checks;") {
+		t.Errorf("last line %q", last)
+	}
+}

@@ -167,6 +167,9 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)
+	if err := o.ci.writeBaseline(r); err != nil {
+		return &exitError{Code: ExitError, Err: err}
+	}
 	incomplete := r.IncompleteSummary()
 	switch {
 	case r.Fails(o.failOn):

@@ -69,6 +69,7 @@ func (c *configSource) registry() ([]*doctor.Check, *config.Config, error) {
 type ciOptions struct {
 	configSource
 	Baseline       string
+	WriteBaseline  string
 	ShowSuppressed bool
 
 	cfg  *config.Config
@@ -82,9 +83,11 @@ func (o *ciOptions) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.addFlag(fs)
 	fs.StringVar(&o.Baseline, "baseline", "", "A JSON report of an earlier scan (kubectl doctor -o json > baseline.json): its findings are known and do not fail --fail-on; new ones do")
+	fs.StringVar(&o.WriteBaseline, "write-baseline", "", "After the scan, write its findings to this file as a compact baseline (one entry per object) for --baseline; not written when the scan is incomplete")
 	fs.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "Also print the findings suppressed by the config or by annotations, with the reason")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("baseline", "json", "yaml")
+	_ = cmd.MarkFlagFilename("write-baseline", "yaml")
 }
 
 // selectChecks is the registry (built-in and custom checks) narrowed by
@@ -164,4 +167,20 @@ func printOptions(format string, color bool, selected []*doctor.Check, failOn do
 			return ""
 		},
 	}
+}
+
+// writeBaseline writes --write-baseline from the report of a complete
+// scan: a baseline from a partial one would call the unread problems new
+// in every later scan, or worse, hide nothing while looking whole.
+func (o *ciOptions) writeBaseline(r *doctor.Report) error {
+	if o.WriteBaseline == "" {
+		return nil
+	}
+	if !r.Complete {
+		return fmt.Errorf("--write-baseline %s: not written: %s", o.WriteBaseline, r.IncompleteSummary())
+	}
+	if err := baseline.Write(o.WriteBaseline, r); err != nil {
+		return fmt.Errorf("--write-baseline %s: %w", o.WriteBaseline, err)
+	}
+	return nil
 }

@@ -79,6 +79,7 @@ func (p *Pass) Report(f Finding) {
 		f.Count = 1
 	}
 	f.Fingerprint = f.ComputeFingerprint()
+	f.ComputeMemberFingerprints()
 	p.findings = append(p.findings, f)
 }
 

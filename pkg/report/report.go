@@ -216,6 +216,9 @@ func writeFinding(b *strings.Builder, f doctor.Finding, p palette, wide bool) {
 	if f.Partial != "" {
 		fmt.Fprintf(b, "    %s\n", p.dim.Sprint("(partial: "+Esc(f.Partial)+")"))
 	}
+	if len(f.NewMembers) > 0 {
+		fmt.Fprintf(b, "    new since the baseline: %s\n", Esc(strings.Join(f.NewMembers, ", ")))
+	}
 	for _, rem := range f.Remediation {
 		fmt.Fprintf(b, "    → %s\n", Esc(rem.Text))
 		if rem.Command != "" {
