@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -36,6 +38,9 @@ type Stats struct {
 	NotObjects int
 	// OutOfScope counts objects outside the namespace given with -n.
 	OutOfScope int
+	// Duplicates counts objects read a second time (same resource,
+	// namespace and name) and filed once.
+	Duplicates int
 }
 
 func newStats() *Stats {
@@ -68,6 +73,8 @@ type decoder struct {
 	ns     string // -n: drop namespaced objects of other namespaces
 	clock  newest
 	header *Header // the dump header, once read
+	limits *limits
+	seen   map[dedupeKey]bool
 	// finished is the dump's end of capture, when it records one.
 	finished time.Time
 }
@@ -101,13 +108,19 @@ func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
 	if err != nil {
 		return &InputError{File: name, Msg: err.Error()}
 	}
+	if binary(first) {
+		return &InputError{File: name, Msg: "binary data, not JSON or YAML"}
+	}
 	if first == '{' || first == '[' {
 		dec := json.NewDecoder(&logFilter{r: br})
 		for {
 			st.doc++
 			var raw json.RawMessage
+			d.limits.startDocument()
 			if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
 				break
+			} else if le, ok := limitError(err); ok {
+				return st.fail(le.Error())
 			} else if err != nil {
 				return st.fail(fmt.Sprintf("not valid JSON: %v", jsonErr(err)))
 			}
@@ -122,9 +135,13 @@ func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
 		yr := utilyaml.NewYAMLReader(br)
 		for {
 			st.doc++
+			d.limits.startDocument()
 			doc, err := yr.Read()
 			if errors.Is(err, io.EOF) {
 				break
+			}
+			if le, ok := limitError(err); ok {
+				return st.fail(le.Error())
 			}
 			if err != nil {
 				return st.fail(fmt.Sprintf("not valid YAML: %v", err))
@@ -302,10 +319,39 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 		d.stats.OutOfScope++
 		return nil
 	}
+	// Captures hold some objects twice (a must-gather's namespaces/NS/core
+	// files and its aggregated lists; a link and its target): each is
+	// filed once, the first copy kept.
+	key := dedupeKey{r: r, ns: namespaceOf(obj), name: nameOf(obj)}
+	if d.seen == nil {
+		d.seen = map[dedupeKey]bool{}
+	}
+	if d.seen[key] {
+		d.stats.Duplicates++
+		return nil
+	}
+	d.seen[key] = true
 	d.clock.see(obj)
 	d.b.Add(r, obj)
 	d.stats.Objects++
 	return nil
+}
+
+// dedupeKey identifies an object within an input: a resource's objects
+// are unique by namespace and name (a UID names the same object).
+type dedupeKey struct {
+	r        snapshot.Resource
+	ns, name string
+}
+
+func nameOf(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		if m.GetName() == "" {
+			return "uid:" + string(m.GetUID())
+		}
+		return m.GetName()
+	}
+	return ""
 }
 
 // record handles the records of a kubectl-doctor dump.
