@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 
@@ -246,6 +247,16 @@ func (st *stream) list(tm typeMeta) error {
 	var items []json.RawMessage
 	if err := json.Unmarshal(tm.Items, &items); err != nil {
 		return st.fail(fmt.Sprintf("%s: items is not an array of objects", tm.Kind))
+	}
+	if len(items) == 0 && itemKind == "" && !st.dump {
+		// An empty `kind: List` says nothing of its kind, but a capture
+		// names its files after what they list (a must-gather's
+		// namespaces/NS/apps/daemonsets.yaml): read, zero objects.
+		base := path.Base(st.name)
+		base = strings.TrimSuffix(base, path.Ext(base))
+		if r, ok := snapshot.ForResource(base); ok && r.Kind != "Event" && !st.d.secret(r.Kind) {
+			st.d.b.Present(r)
+		}
 	}
 	for _, it := range items {
 		var itm typeMeta

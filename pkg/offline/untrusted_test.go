@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // tarOf is a tar archive of files, with or without its end-of-archive
@@ -132,5 +133,32 @@ func itoa(i int) string {
 		if i == 0 {
 			return string(b)
 		}
+	}
+}
+
+// TestMustGatherLayouts: an OpenShift must-gather holds a namespace's
+// objects twice (namespaces/NS/core/pods.yaml, a List, and
+// namespaces/NS/pods/POD/POD.yaml); each is read once. An empty List in a
+// file named after its resource is "read, zero objects".
+func TestMustGatherLayouts(t *testing.T) {
+	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop","uid":"u1","creationTimestamp":"2024-03-01T11:00:00Z"},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}`
+	root := writeTree(t, map[string]string{
+		"must-gather.local.1/quay-io-image/cluster-scoped-resources/core/nodes/n1.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1, uid: n1}\n",
+		"must-gather.local.1/quay-io-image/namespaces/shop/core/pods.yaml":            `{"apiVersion":"v1","kind":"List","items":[` + pod + `]}`,
+		"must-gather.local.1/quay-io-image/namespaces/shop/pods/web-1/web-1.yaml":     pod,
+		"must-gather.local.1/quay-io-image/namespaces/shop/apps/daemonsets.yaml":      "apiVersion: v1\nkind: List\nitems: []\n",
+		"must-gather.local.1/quay-io-image/namespaces/shop/apps/statefulsets.yaml":    "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
+	})
+	res := mustLoad(t, root, offline.Options{})
+	if n := len(res.Snapshot.Pods()); n != 1 || res.Stats.Objects != 2 || res.Stats.Duplicates != 1 {
+		t.Errorf("%d pods, %d objects, %d duplicates: want 1 pod, 2 objects (pod, node), 1 duplicate", n, res.Stats.Objects, res.Stats.Duplicates)
+	}
+	for _, r := range []snapshot.Resource{snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Pods, snapshot.Nodes} {
+		if err := res.Snapshot.Err(r); err != nil {
+			t.Errorf("%s: %v, want read", r, err)
+		}
+	}
+	if err := res.Snapshot.Err(snapshot.Jobs); err == nil {
+		t.Error("jobs: read, want absent")
 	}
 }

@@ -127,3 +127,14 @@ func ForKind(kind string) (Resource, bool) {
 	}
 	return Resource{}, false
 }
+
+// ForResource returns the resource whose plural is name ("daemonsets"),
+// false for a resource no check reads.
+func ForResource(name string) (Resource, bool) {
+	for _, r := range known {
+		if r.Resource == name {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
