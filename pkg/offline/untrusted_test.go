@@ -144,10 +144,10 @@ func TestMustGatherLayouts(t *testing.T) {
 	pod := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop","uid":"u1","creationTimestamp":"2024-03-01T11:00:00Z"},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}`
 	root := writeTree(t, map[string]string{
 		"must-gather.local.1/quay-io-image/cluster-scoped-resources/core/nodes/n1.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n1, uid: n1}\n",
-		"must-gather.local.1/quay-io-image/namespaces/shop/core/pods.yaml":            `{"apiVersion":"v1","kind":"List","items":[` + pod + `]}`,
-		"must-gather.local.1/quay-io-image/namespaces/shop/pods/web-1/web-1.yaml":     pod,
-		"must-gather.local.1/quay-io-image/namespaces/shop/apps/daemonsets.yaml":      "apiVersion: v1\nkind: List\nitems: []\n",
-		"must-gather.local.1/quay-io-image/namespaces/shop/apps/statefulsets.yaml":    "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
+		"must-gather.local.1/quay-io-image/namespaces/shop/core/pods.yaml":              `{"apiVersion":"v1","kind":"List","items":[` + pod + `]}`,
+		"must-gather.local.1/quay-io-image/namespaces/shop/pods/web-1/web-1.yaml":       pod,
+		"must-gather.local.1/quay-io-image/namespaces/shop/apps/daemonsets.yaml":        "apiVersion: v1\nkind: List\nitems: []\n",
+		"must-gather.local.1/quay-io-image/namespaces/shop/apps/statefulsets.yaml":      "apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
 	})
 	res := mustLoad(t, root, offline.Options{})
 	if n := len(res.Snapshot.Pods()); n != 1 || res.Stats.Objects != 2 || res.Stats.Duplicates != 1 {
