@@ -4,13 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 var podsAndReplicaSets = filepath.Join("..", "..", "testdata", "offline", "coverage", "pods-replicasets.yaml")
@@ -138,5 +144,52 @@ func TestWriteBaselineThenGate(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "No new problems (1 problem known from the baseline) found by 2 checks;") {
 		t.Errorf("last line %q", last)
+	}
+}
+
+// TestCoverageExit: --require-complete's exit code by the cause of the
+// gaps: denied reads (a namespaced Role, -n) 4, an input lacking data 3,
+// failed reads 2; an API the cluster does not serve is no gap.
+func TestCoverageExit(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "..", "testdata", "checks", "workload-pods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", errors.New("RBAC"))
+	unserved := apierrors.NewNotFound(schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}, "")
+	for name, c := range map[string]struct {
+		snap *snapshot.Snapshot
+		code int
+		line string
+	}{
+		"complete":      {full, ExitOK, "every check ran with all its data."},
+		"nodes denied":  {snapshot.WithError(full, snapshot.Nodes, forbidden), ExitReadsDenied, "1 not run, reads denied: node-health."},
+		"owners denied": {snapshot.WithError(full, snapshot.Deployments, forbidden), ExitReadsDenied, "1 ran without some data, reads denied: workload-pods."},
+		"not served":    {snapshot.WithError(full, snapshot.APIServices, unserved), ExitOK, "1 ran without some data, API not served by the cluster: workload-pods."},
+		"reads failed":  {snapshot.WithError(full, snapshot.Pods, errors.New("etcd is sad")), ExitError, "by 1 check; 1 not run, reads failed or the check errored: workload-pods."},
+		"owners not read": {func() *snapshot.Snapshot {
+			s, err := set.SnapshotWith([]snapshot.Resource{snapshot.Pods, snapshot.Nodes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}(), ExitInputLacksData, "1 ran without some data, the input lacks it: workload-pods."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := doctor.Run(context.Background(), c.snap, []*doctor.Check{checks.NodeHealth, checks.WorkloadPods}, fixture.Now())
+			err := coverageExit(r, false)
+			code := ExitOK
+			var ee *exitError
+			if errors.As(err, &ee) {
+				code = ee.Code
+			}
+			if code != c.code || !strings.HasSuffix(r.CoverageLine(), c.line) {
+				t.Errorf("exit %d (%v), line %q; want %d and a line ending %q", code, err, r.CoverageLine(), c.code, c.line)
+			}
+		})
 	}
 }

@@ -183,15 +183,24 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
 	}
 	if o.RequireComplete {
-		causes := r.GapCauses()
-		switch {
-		case causes[snapshot.CauseFailed] && !o.AllowIncomplete:
-			return &exitError{Code: ExitError, Err: errors.New("--require-complete: reads failed: " + r.CoverageLine())}
-		case causes[snapshot.CauseDenied]:
-			return &exitError{Code: ExitReadsDenied, Err: errors.New("--require-complete: reads denied: " + r.CoverageLine())}
-		case causes[snapshot.CauseAbsent]:
-			return &exitError{Code: ExitInputLacksData, Err: errors.New("--require-complete: the input lacks data: " + r.CoverageLine())}
-		}
+		return coverageExit(r, o.AllowIncomplete)
+	}
+	return nil
+}
+
+// coverageExit is --require-complete's verdict on a report without
+// findings at --fail-on: nil when every selected check ran with all its
+// data (a cluster not serving an API leaves nothing to check), else exit 2
+// for failed reads, 4 for denied ones, 3 for data the input lacks.
+func coverageExit(r *doctor.Report, allowIncomplete bool) error {
+	causes := r.GapCauses()
+	switch {
+	case causes[snapshot.CauseFailed] && !allowIncomplete:
+		return &exitError{Code: ExitError, Err: errors.New("--require-complete: reads failed: " + r.CoverageLine())}
+	case causes[snapshot.CauseDenied]:
+		return &exitError{Code: ExitReadsDenied, Err: errors.New("--require-complete: reads denied: " + r.CoverageLine())}
+	case causes[snapshot.CauseAbsent]:
+		return &exitError{Code: ExitInputLacksData, Err: errors.New("--require-complete: the input lacks data: " + r.CoverageLine())}
 	}
 	return nil
 }
