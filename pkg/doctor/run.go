@@ -122,7 +122,7 @@ func (r *Report) assess() {
 	}
 	if r.Summary.Passed+r.Summary.Failed == 0 {
 		r.Incomplete = append(r.Incomplete, Missing{Reason: fmt.Sprintf("no check could run: %d of %d skipped, %d errored",
-			r.Summary.Skipped, len(r.Checks), r.Summary.Errors)})
+			r.Summary.Skipped, len(r.Checks)-r.Summary.Disabled, r.Summary.Errors)})
 	}
 	r.Complete = len(r.Incomplete) == 0
 }
@@ -158,7 +158,7 @@ func (r *Report) IncompleteSummary() string {
 	if noneRan != "" {
 		errored--
 	}
-	head := fmt.Sprintf("incomplete scan: %s of %d could not run", Plural(errored, "check", "checks"), len(r.Checks))
+	head := fmt.Sprintf("incomplete scan: %s of %d could not run", Plural(errored, "check", "checks"), len(r.Checks)-r.Summary.Disabled)
 	if noneRan != "" && errored == 0 {
 		head = "incomplete scan"
 	}

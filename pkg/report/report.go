@@ -161,7 +161,8 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 	// An incomplete scan says so before anything else, so that no finding
 	// list or verdict is read as the whole story.
 	if !r.Complete {
-		fmt.Fprintf(&b, "%s %s\n\n", p.sev[doctor.Critical].Sprint("INCOMPLETE:"), Esc(r.IncompleteSummary()))
+		why := strings.TrimPrefix(strings.TrimPrefix(r.IncompleteSummary(), "incomplete scan: "), "incomplete scan ")
+		fmt.Fprintf(&b, "%s %s\n\n", p.sev[doctor.Critical].Sprint("INCOMPLETE:"), Esc(why))
 	}
 	if usesBaseline(r) {
 		writeBaseline(&b, r, p, wide)
