@@ -163,7 +163,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	o.ci.apply(r, snap, now)
 
 	o.printed = true
-	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.checks, o.failOn)); err != nil {
+	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.ci.all, o.failOn)); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)

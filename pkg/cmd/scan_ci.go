@@ -77,6 +77,9 @@ type ciOptions struct {
 	// disabled are the registry's checks that --check/--skip or the
 	// config turned off, with why: reported as disabled, never dropped.
 	disabled map[string][]string
+	// all is the registry, built-in and custom checks: SARIF describes
+	// the disabled rules too.
+	all []*doctor.Check
 }
 
 func (o *ciOptions) addFlags(cmd *cobra.Command) {
@@ -98,7 +101,7 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.cfg = cfg
+	o.cfg, o.all = cfg, all
 	if o.Baseline != "" {
 		if o.base, err = baseline.Load(o.Baseline); err != nil {
 			return nil, usageError("--baseline: %v", err)
