@@ -8,10 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -145,4 +150,104 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 			t.Logf("%d live workload findings found in the capture; %s", compared, lines[len(lines)-1])
 		})
 	}
+}
+
+// roleUser is a service account whose Role in namespace ns grants reads of
+// pods, deployments, replicasets, events and services there, and nothing
+// else: a developer's access to their team's namespace.
+func roleUser(t *testing.T, ns string) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", scenarios.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	const name = "doctor-team"
+	if _, err := c.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods", "events", "services"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "replicasets"}, Verbs: []string{"get", "list", "watch"}},
+	}}
+	if _, err := c.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}}
+	if _, err := c.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	tok, err := c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := clientcmd.LoadFromFile(scenarios.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range raw.AuthInfos {
+		u.Token = tok.Status.Token
+	}
+	path := filepath.Join(t.TempDir(), "team.kubeconfig")
+	if err := clientcmd.WriteToFile(*raw, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestNamespacedRoleUser (issue 18): a user whose Role in one namespace
+// grants pods, deployments, replicasets, events and services runs `-n NS`:
+// the workload causes the admin's scan reports in NS are reported, the
+// checks that need nodes or cluster-scoped kinds say they were denied, and
+// --require-complete exits 4.
+func TestNamespacedRoleUser(t *testing.T) {
+	needCluster(t)
+	live := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "-o", "json", "--fail-on", "never").stdout)
+	ns := ""
+	for _, f := range live.Findings {
+		if f.Check == "workload-pods" && f.Object.Kind == "Deployment" {
+			ns = f.Object.Namespace
+			break
+		}
+	}
+	if ns == "" {
+		t.Fatal("the live scan has no workload-pods finding on a Deployment: the scenario changed")
+	}
+	kc := roleUser(t, ns)
+	r := runDoctor(t, kc, "-n", ns, "-o", "json", "--fail-on", "never")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	rep := decodeReport(t, r.stdout)
+	got := map[string]bool{}
+	for _, f := range rep.Findings {
+		got[f.Check+" "+f.Object.String()+" "+f.Cause] = true
+	}
+	compared := 0
+	for _, f := range live.Findings {
+		if f.Check != "workload-pods" || f.Object.Namespace != ns || (f.Object.Kind != "Deployment" && f.Object.Kind != "Pod") {
+			continue
+		}
+		compared++
+		if key := f.Check + " " + f.Object.String() + " " + f.Cause; !got[key] {
+			t.Errorf("the admin's finding is missing for the namespaced user: %s: %s", key, f.Message)
+		}
+	}
+	status := map[string]doctor.CheckResult{}
+	for _, c := range rep.Checks {
+		status[c.Name] = c
+	}
+	if c := status["workload-pods"]; c.Coverage != doctor.CoveragePartial || len(c.Missing) == 0 || c.Missing[0].Cause != "denied" {
+		t.Errorf("workload-pods: %+v, want partial coverage, denied reads", c)
+	}
+	if c := status["node-health"]; c.Status != doctor.StatusSkipped || c.Missing[0].Cause != "denied" {
+		t.Errorf("node-health: %+v, want skipped, denied", c)
+	}
+	if rc := runDoctor(t, kc, "-n", ns, "--fail-on", "never", "--require-complete"); rc.code != 4 || !strings.Contains(rc.stderr, "--require-complete: reads denied: ") {
+		t.Errorf("--require-complete: exit %d, want 4: %s", rc.code, rc.stderr)
+	}
+	t.Logf("%d admin workload findings in %s found by the namespaced user", compared, ns)
 }
