@@ -19,10 +19,10 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
-	Reads:    append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents),
+	Reads:    slices.Clone(kube.WebhookReads),
 	// The backend's pods, to name why it has no ready endpoint, and the API
 	// server's metrics, to show the harm of failing open.
-	Optional: append([]snapshot.Resource{snapshot.APIServerMetrics}, kube.PodProblemReads...),
+	Optional: append([]snapshot.Resource{kube.WebhookHarmEvents, snapshot.APIServerMetrics}, kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 

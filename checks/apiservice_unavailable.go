@@ -19,9 +19,9 @@ import (
 var APIServiceUnavailable = &doctor.Check{
 	Name:     "apiservice-unavailable",
 	Severity: doctor.Critical,
-	Reads:    append([]snapshot.Resource{snapshot.APIServices, snapshot.Namespaces}, kube.ServiceReads...),
+	Reads:    append([]snapshot.Resource{snapshot.APIServices}, kube.ServiceReads...),
 	// The backend's pods, to name why it is unavailable.
-	Optional: kube.PodProblemReads,
+	Optional: append([]snapshot.Resource{snapshot.Namespaces}, kube.PodProblemReads...),
 	Run:      runAPIServiceUnavailable,
 	Doc: `Aggregated APIs (APIServices) that are unavailable
 

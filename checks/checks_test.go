@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // FixtureServerVersion is the API server version fixture tests run against.
@@ -42,7 +43,9 @@ func TestFixtures(t *testing.T) {
 			if len(wants) == 0 {
 				t.Fatalf("fixtures in %s expect no finding at all: add a positive case", dir)
 			}
-			snap, err := set.Snapshot()
+			// Only what the check declares: a check that silently reads
+			// more finds nothing there and misses its expectations.
+			snap, err := set.SnapshotWith(append(append([]snapshot.Resource{}, c.Reads...), c.Optional...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,6 +53,9 @@ func TestFixtures(t *testing.T) {
 			r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
 			if got := r.Checks[0]; got.Status == doctor.StatusError || got.Status == doctor.StatusSkipped {
 				t.Fatalf("check %s: %s", got.Status, got.Reason)
+			}
+			if got := r.Checks[0]; got.Coverage != doctor.CoverageFull {
+				t.Errorf("coverage %q with every declared read, missing %v", got.Coverage, got.Missing)
 			}
 			problems, err := set.Compare(r.Findings)
 			if err != nil {
@@ -63,6 +69,48 @@ func TestFixtures(t *testing.T) {
 					t.Errorf("%s: finding without remediation: %s", f.Object, f.Message)
 				}
 			}
+		})
+	}
+}
+
+// TestFixturesWithoutOptionalReads runs every check over its fixtures with
+// only its required reads: it must still run (an optional read only
+// enriches), say which reads it missed, and give every finding a
+// remediation; findings it makes must be on objects of the fixtures.
+func TestFixturesWithoutOptionalReads(t *testing.T) {
+	for _, c := range checks.All() {
+		if len(c.Optional) == 0 {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			set, err := fixture.Load(filepath.Join("..", "testdata", "checks", c.Name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := set.SnapshotWith(c.Reads)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap.ServerVersion = FixtureServerVersion
+			r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
+			got := r.Checks[0]
+			if got.Status != doctor.StatusPassed && got.Status != doctor.StatusFailed {
+				t.Fatalf("check %s without its optional reads: %s", got.Status, got.Reason)
+			}
+			if got.Coverage != doctor.CoveragePartial || len(got.Missing) == 0 {
+				t.Errorf("coverage %q, missing %v: want partial, naming the optional reads", got.Coverage, got.Missing)
+			}
+			for _, g := range got.Missing {
+				if !g.Optional || g.Cause != snapshot.CauseAbsent {
+					t.Errorf("gap %+v: want an optional, absent read", g)
+				}
+			}
+			for _, f := range r.Findings {
+				if len(f.Remediation) == 0 {
+					t.Errorf("%s: finding without remediation: %s", f.Object, f.Message)
+				}
+			}
+			t.Logf("%d findings without %d optional reads", len(r.Findings), len(got.Missing))
 		})
 	}
 }

@@ -20,9 +20,9 @@ import (
 var HPAScaling = &doctor.Check{
 	Name:     "hpa-scaling",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.HorizontalPodAutoscalers}, kube.WorkloadReads...),
+	Reads:    []snapshot.Resource{snapshot.HorizontalPodAutoscalers},
 	// The metrics APIServices, to name why metrics are unavailable.
-	Optional: []snapshot.Resource{snapshot.APIServices},
+	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WorkloadReads...),
 	Run:      runHPAScaling,
 	Doc: `HorizontalPodAutoscalers that cannot scale, or are stuck at maxReplicas
 
@@ -112,7 +112,8 @@ func runHPAScaling(p *doctor.Pass) error {
 		listed := false
 		switch t.Kind {
 		case "Deployment", "StatefulSet", "ReplicaSet":
-			listed = true
+			r, _ := snapshot.ForKind(t.Kind)
+			listed = p.Snapshot.Err(r) == nil // a target whose kind was not read may exist
 			w = owners.Find(doctor.ObjectRef{Kind: t.Kind, Namespace: h.Namespace, Name: t.Name})
 		}
 		// The controller writes FailedGetScale on AbleToScale (older releases on ScalingActive).

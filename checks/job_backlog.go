@@ -27,7 +27,8 @@ var failedCreateEvents = snapshot.Events("reason=FailedCreate")
 var JobBacklog = &doctor.Check{
 	Name:     "job-backlog",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.CronJobs, snapshot.Jobs, failedCreateEvents}, kube.WebhookReads...),
+	Reads:    []snapshot.Resource{snapshot.CronJobs, snapshot.Jobs},
+	Optional: append([]snapshot.Resource{failedCreateEvents}, kube.WebhookReads...),
 	Run:      runJobBacklog,
 	Doc: `CronJob and Job backlogs: Jobs that never get pods or never finish
 
@@ -269,6 +270,7 @@ func reportBareJobs(p *doctor.Pass, states []jobState, hooks map[string]kube.Web
 		rem = append(rem, doctor.Remediation{Text: "read the job controller's events", Command: fmt.Sprintf("kubectl describe job -n %s %s", ns, names[0])},
 			doctor.Remediation{Text: "delete the stuck Jobs once their cause is fixed", Command: deleteJobsCommand(ns, names)})
 		obj := doctor.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: names[0]}
-		p.Report(doctor.Finding{Object: obj, Message: msg, Count: len(names), Examples: doctor.Examples(names), Remediation: rem})
+		p.Report(doctor.Finding{Object: obj, Message: msg, Count: len(names), Examples: doctor.Examples(names), Remediation: rem,
+			Members: members("batch/v1", "Job", ns, names)})
 	}
 }

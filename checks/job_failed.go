@@ -20,7 +20,8 @@ import (
 var JobFailed = &doctor.Check{
 	Name:     "job-failed",
 	Severity: doctor.Warning,
-	Reads:    []snapshot.Resource{snapshot.Jobs, snapshot.CronJobs, snapshot.Pods},
+	Reads:    []snapshot.Resource{snapshot.Jobs},
+	Optional: []snapshot.Resource{snapshot.CronJobs, snapshot.Pods},
 	Run:      runJobFailed,
 	Doc: `Failed Jobs, and CronJobs whose latest run failed, with the pods' exit codes
 
@@ -84,7 +85,8 @@ func runJobFailed(p *doctor.Pass) error {
 	jobs := p.Snapshot.Jobs()
 	for i := range jobs {
 		j := &jobs[i]
-		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" {
+		// Without CronJobs in the input, a CronJob's runs are judged as Jobs.
+		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && p.Snapshot.Err(snapshot.CronJobs) == nil {
 			byCron[j.Namespace+"/"+c.Name] = append(byCron[j.Namespace+"/"+c.Name], j)
 			continue
 		}
@@ -164,7 +166,8 @@ func runJobFailed(p *doctor.Pass) error {
 		// The object is the newest failed Job, the one the message and the
 		// commands are about.
 		p.Report(doctor.Finding{Severity: staleSeverity(p.Now, newest.cond), Object: doctor.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: j.Namespace, Name: j.Name},
-			Message: msg, Count: len(fs), Cause: newest.cond.Reason, Examples: doctor.Examples(names), Remediation: rem})
+			Message: msg, Count: len(fs), Cause: newest.cond.Reason, Examples: doctor.Examples(names), Remediation: rem,
+			Members: members("batch/v1", "Job", j.Namespace, names)})
 	}
 	return nil
 }

@@ -18,7 +18,8 @@ import (
 var NamespaceStuckTerminating = &doctor.Check{
 	Name:     "namespace-stuck-terminating",
 	Severity: doctor.Warning,
-	Reads:    []snapshot.Resource{snapshot.Namespaces, snapshot.APIServices},
+	Reads:    []snapshot.Resource{snapshot.Namespaces},
+	Optional: []snapshot.Resource{snapshot.APIServices},
 	Run:      runNamespaceStuckTerminating,
 	Doc: `Namespaces stuck in Terminating, and what holds them
 

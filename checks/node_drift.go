@@ -169,6 +169,7 @@ func reportSkew(p *doctor.Pass, pool *kube.Pool, server *version.Version) map[st
 			Message:     fmt.Sprintf("%s kubelet %s, %s", who, strings.Join(g.versions, ", "), g.class.what),
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
+			Members:     nodeMembers(g.nodes),
 			Remediation: rem,
 		})
 	}
@@ -222,6 +223,7 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 			poolCount(pool), strings.Join(parts, "; ")),
 		Count:       len(odd),
 		Examples:    doctor.Examples(odd),
+		Members:     nodeMembers(odd),
 		Remediation: rem,
 	})
 }

@@ -240,6 +240,7 @@ func runNodeHealth(p *doctor.Pass) error {
 			Message:     healthMessage(p.Now, g, hc, kernels),
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
+			Members:     nodeMembers(g.nodes),
 			Remediation: hc.fix(names, g.nodes[0]),
 		})
 	}

@@ -220,5 +220,6 @@ func reportPodCapacity(p *doctor.Pass, g *capacityGroup) {
 		doctor.Remediation{Text: "raise max-pods (kubelet --max-pods / maxPods, or the node pool's max-pods setting) only as far as the CNI can address pods: beyond that, pods fail sandbox creation instead of waiting"},
 		doctor.Remediation{Text: "or add nodes so that pods spread out; see what runs on the node", Command: "kubectl get pods -A -o wide --field-selector spec.nodeName=" + names[0]},
 	)
-	p.Report(doctor.Finding{Severity: g.sev, Object: kube.NodeRef(names[0]), Message: msg, Count: len(g.nodes), Examples: doctor.Examples(names), Remediation: rem})
+	p.Report(doctor.Finding{Severity: g.sev, Object: kube.NodeRef(names[0]), Message: msg, Count: len(g.nodes), Examples: doctor.Examples(names),
+		Members: nodeMembers(names), Remediation: rem})
 }

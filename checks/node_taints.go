@@ -133,6 +133,7 @@ func runNodeTaints(p *doctor.Pass) error {
 			Message:     fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, pt.Meaning, consequence),
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
+			Members:     nodeMembers(g.nodes),
 			Remediation: pt.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0]),
 		})
 	}
@@ -149,6 +150,7 @@ func runNodeTaints(p *doctor.Pass) error {
 			Message:  who + " cordoned (unschedulable): existing pods stay, no new pods are scheduled there",
 			Count:    len(cordoned),
 			Examples: doctor.Examples(cordoned),
+			Members:  nodeMembers(cordoned),
 			Remediation: []doctor.Remediation{
 				{Text: "uncordon once the maintenance is over", Command: "kubectl uncordon " + names},
 			},

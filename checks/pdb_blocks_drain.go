@@ -20,7 +20,10 @@ import (
 var PDBBlocksDrain = &doctor.Check{
 	Name:     "pdb-blocks-drain",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}, kube.WorkloadReads...),
+	// Deployments and StatefulSets tell a PDB of a workload scaled to zero
+	// (quiet) from one that selects nothing; the other owners only name.
+	Reads:    []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets},
+	Optional: []snapshot.Resource{snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs},
 	Run:      runPDBBlocksDrain,
 	Doc: `PodDisruptionBudgets that allow no disruption and will hang every node drain
 

@@ -22,7 +22,8 @@ import (
 var PendingTaints = &doctor.Check{
 	Name:     "pending-taints",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, kube.WorkloadReads...),
+	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods},
+	Optional: kube.WorkloadReads,
 	Run:      runPendingTaints,
 	Doc: `Pods pending because every node they may use has a taint they do not tolerate
 

@@ -22,7 +22,8 @@ import (
 var PodStorm = &doctor.Check{
 	Name:     "pod-storm",
 	Severity: doctor.Warning,
-	Reads: append(append([]snapshot.Resource{snapshot.Pods}, kube.WorkloadReads...),
+	Reads:    []snapshot.Resource{snapshot.Pods},
+	Optional: append(slices.Clone(kube.WorkloadReads),
 		recreatingFailedPodEvents, outOfCPUEvents, outOfMemoryEvents),
 	Run: runPodStorm,
 	Doc: `Pod storms: controllers recreating pods the kubelet rejects, and piles of failed pods

@@ -27,7 +27,8 @@ var (
 var PVCPending = &doctor.Check{
 	Name:     "pvc-pending",
 	Severity: doctor.Warning,
-	Reads: append(append(append([]snapshot.Resource{}, kube.SchedulingReads...), kube.WorkloadReads...),
+	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
+	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...),
 		provisioningFailedEvents, externalProvisioningEvents),
 	Run: runPVCPending,
 	Doc: `PersistentVolumeClaims stuck Pending or Lost, with the cause and the pods that wait on them

@@ -16,7 +16,10 @@ import (
 var RolloutHistory = &doctor.Check{
 	Name:     "rollout-history",
 	Severity: doctor.Warning,
-	Reads: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets, snapshot.DaemonSets,
+	Reads:    []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets},
+	// DaemonSet and StatefulSet histories are ControllerRevisions: judged
+	// only when those were read.
+	Optional: []snapshot.Resource{snapshot.DaemonSets,
 		snapshot.StatefulSets, snapshot.ControllerRevisions},
 	Run: runRolloutHistory,
 	Doc: `Rollouts that cannot be rolled back or have no change-cause
@@ -61,6 +64,7 @@ Record why each rollout happens by annotating the workload with
 
 func runRolloutHistory(p *doctor.Pass) error {
 	missing := map[string][]string{} // namespace -> workloads whose newest revision has no change-cause
+	missingRefs := map[string][]doctor.ObjectRef{}
 	for _, w := range kube.Histories(p.Snapshot) {
 		ref := doctor.ObjectRef{APIVersion: "apps/v1", Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
 		if w.RevisionHistoryLimit != nil && *w.RevisionHistoryLimit == 0 {
@@ -76,6 +80,7 @@ func runRolloutHistory(p *doctor.Pass) error {
 		}
 		if newest := w.Newest(); newest != nil && strings.TrimSpace(newest.ChangeCause) == "" {
 			missing[w.Namespace] = append(missing[w.Namespace], w.Ref())
+			missingRefs[w.Namespace] = append(missingRefs[w.Namespace], doctor.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
 		}
 	}
 	namespaces := make([]string, 0, len(missing))
@@ -92,6 +97,7 @@ func runRolloutHistory(p *doctor.Pass) error {
 				doctor.Plural(len(refs), "workload", "workloads"), ns, map[bool]string{true: "has", false: "have"}[len(refs) == 1], kube.ChangeCauseAnnotation),
 			Count:    len(refs),
 			Examples: doctor.Examples(refs),
+			Members:  missingRefs[ns],
 			Remediation: []doctor.Remediation{{
 				Text:    "record why each rollout happens, in the same change that makes it",
 				Command: fmt.Sprintf(`kubectl annotate %s -n %s %s="<why this rollout>"`, doctor.Examples(refs)[0], ns, kube.ChangeCauseAnnotation),

@@ -20,7 +20,10 @@ import (
 var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
-	Reads:    append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, kube.WorkloadReads...),
+	// Pods of a controller that was not read are not judged (their
+	// template is the controller's): the result names the missing kinds.
+	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments, snapshot.DaemonSets},
+	Optional: []snapshot.Resource{snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs},
 	Run:      runRuntimeSocket,
 	Doc: `Workloads mounting a container-runtime socket their nodes do not serve, and every workload with runtime access
 
@@ -322,6 +325,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 				strings.Join(listed, ", "), map[bool]string{true: "it", false: "them"}[len(ws) == 1], map[bool]string{true: "its", false: "their"}[len(ws) == 1]),
 			Count:       len(ws),
 			Examples:    doctor.Examples(ids),
+			Members:     workloadMembers(ws),
 			Remediation: rem,
 		})
 	}
@@ -438,4 +442,12 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 		Examples:    doctor.Examples(badNodes),
 		Remediation: rem,
 	})
+}
+
+func workloadMembers(ws []*socketWorkload) []doctor.ObjectRef {
+	out := make([]doctor.ObjectRef, len(ws))
+	for i, w := range ws {
+		out[i] = w.Ref
+	}
+	return out
 }

@@ -24,10 +24,12 @@ import (
 var ServiceEndpoints = &doctor.Check{
 	Name:     "service-endpoints",
 	Severity: doctor.Warning,
-	Reads:    append(append([]snapshot.Resource{snapshot.Pods}, kube.ServiceReads...), kube.WorkloadReads...),
+	// Deployments and StatefulSets tell a Service of a workload scaled to
+	// zero (quiet) from one whose pods are gone; other owners only name.
+	Reads: append([]snapshot.Resource{snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets}, kube.ServiceReads...),
 	// APIServices and webhooks: their findings already name a broken
 	// backend Service, which is then not reported a second time here.
-	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...),
+	Optional: append([]snapshot.Resource{snapshot.APIServices, snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}, kube.WebhookConfigReads...),
 	Run:      runServiceEndpoints,
 	Doc: `Services whose selector matches no pod, or whose pods are not ready
 

@@ -19,7 +19,8 @@ import (
 var Unschedulable = &doctor.Check{
 	Name:     "unschedulable",
 	Severity: doctor.Warning,
-	Reads:    append(append([]snapshot.Resource{}, kube.SchedulingReads...), kube.WorkloadReads...),
+	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
+	Optional: kube.WorkloadReads,
 	Run:      runUnschedulable,
 	Doc: `Pods no node can take, with each node's reason: selector, cordon, taints, room, claims
 

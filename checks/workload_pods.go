@@ -25,11 +25,14 @@ import (
 var WorkloadPods = &doctor.Check{
 	Name:     "workload-pods",
 	Severity: doctor.Warning,
-	Reads:    append(append(slices.Clone(kube.PodProblemReads), snapshot.ControllerRevisions), kube.ServiceReads...),
-	// The unavailable APIServices and webhooks whose findings name a
-	// backend's cause, so the backend is not reported twice.
-	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...),
-	Run:      runWorkloadPods,
+	// Pods are enough to judge: owners, revisions and Services only name
+	// the cause's owner, the previous revision and what the failure takes
+	// down; the unavailable APIServices and webhooks whose findings name a
+	// backend's cause keep the backend from being reported twice.
+	Reads: []snapshot.Resource{snapshot.Pods},
+	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
+		append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...)...),
+	Run: runWorkloadPods,
 	Doc: `Workloads whose pods crash-loop, are OOM-killed, cannot pull their image, miss their configuration or never become ready
 
 ## Why it matters
@@ -525,6 +528,9 @@ func orUnknown(s string) string {
 // servicesWithoutEndpoints are the Services that select the group's pods and
 // have no ready endpoint: what the pods' failure takes down.
 func servicesWithoutEndpoints(s *snapshot.Snapshot, g *kube.OwnerProblem) []string {
+	if s.Err(snapshot.EndpointSlices) != nil {
+		return nil // which Services lost their endpoints is unknown
+	}
 	svcs := kube.ServicesOf(s)
 	var out []string
 	for _, svc := range s.Services() {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 )
 
@@ -147,7 +148,7 @@ func TestCIWorkflow(t *testing.T) {
 	for _, r := range run.Tool.Driver.Rules {
 		rules[r.ID] = r.HelpURI
 	}
-	if _, ok := rules["replicas-at-least-2"]; !ok || !strings.HasSuffix(rules["pod-storm"], "/docs/checks/pod-storm.md") || len(rules) != 4 {
+	if _, ok := rules["replicas-at-least-2"]; !ok || !strings.HasSuffix(rules["pod-storm"], "/docs/checks/pod-storm.md") || len(rules) != len(checks.All())+1 {
 		t.Errorf("rules %v", rules)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -176,7 +177,7 @@ func TestCIWorkflow(t *testing.T) {
 			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
-	if err := xml.Unmarshal([]byte(junit.stdout), &suites); err != nil || junit.code != 0 || suites.Failures != 0 || len(suites.Suites) != 4 {
+	if err := xml.Unmarshal([]byte(junit.stdout), &suites); err != nil || junit.code != 0 || suites.Failures != 0 || len(suites.Suites) != len(checks.All())+1 {
 		t.Errorf("junit (exit %d, err %v): %+v\n%s", junit.code, err, suites, junit.stdout)
 	}
 

@@ -111,7 +111,7 @@ func TestHealthyClusterPasses(t *testing.T) {
 		}
 	}
 	table := runDoctor(t, healthy.Kubeconfig)
-	if table.code != 0 || !strings.Contains(table.stdout, "No problems found.") ||
+	if table.code != 0 || !strings.Contains(table.stdout, "No problems found by ") ||
 		!regexp.MustCompile(`0 critical, 0 warning, 0 info · \d+ checks passed, 0 skipped · \d+ API requests in [0-9.]+s`).MatchString(table.stdout) {
 		t.Errorf("table output (exit %d):\n%s", table.code, table.stdout)
 	}

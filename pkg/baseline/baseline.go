@@ -8,21 +8,49 @@ package baseline
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 )
 
-// Baseline is the findings of an earlier report, by fingerprint.
+// Baseline is the problems of an earlier scan, by fingerprint: a finding's
+// own, and one per member of a grouped finding.
 type Baseline struct {
 	Path     string
 	Findings []doctor.Finding
 	byPrint  map[string]int
 }
 
-// Load reads a report written by `kubectl doctor -o json` (or -o yaml).
-// Reports from before fingerprints existed get theirs computed the same way.
+// Kind is the kind of a compact baseline file (Write).
+const Kind = "Baseline"
+
+// File is a compact baseline: one entry per problem (per member of a
+// grouped finding), the fingerprint and what it names, for review in a
+// pull request. A previous JSON report is read as a baseline too.
+type File struct {
+	APIVersion string  `json:"apiVersion"`
+	Kind       string  `json:"kind"`
+	Entries    []Entry `json:"entries"`
+}
+
+// Entry is one known problem.
+type Entry struct {
+	Fingerprint string           `json:"fingerprint"`
+	Check       string           `json:"check"`
+	Object      doctor.ObjectRef `json:"object"`
+	Cause       string           `json:"cause,omitempty"`
+	// Cluster scopes the entry to one cluster of a fleet run; empty
+	// applies to every cluster.
+	Cluster string `json:"cluster,omitempty"`
+}
+
+// Load reads a baseline: a compact file written by --write-baseline, or a
+// report written by `kubectl doctor -o json` (or -o yaml). Reports from
+// before fingerprints existed get theirs computed the same way.
 func Load(path string) (*Baseline, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -33,6 +61,30 @@ func Load(path string) (*Baseline, error) {
 
 // Parse reads a baseline from the content of the file at path.
 func Parse(data []byte, path string) (*Baseline, error) {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("baseline %s: not a kubectl-doctor JSON report: %v", path, oneLine(err))
+	}
+	if head.APIVersion == doctor.APIVersion && head.Kind == Kind {
+		var f File
+		if err := yaml.UnmarshalStrict(data, &f); err != nil {
+			return nil, fmt.Errorf("baseline %s: %v", path, oneLine(err))
+		}
+		b := &Baseline{Path: path, byPrint: map[string]int{}}
+		for _, e := range f.Entries {
+			if e.Fingerprint == "" {
+				g := doctor.Finding{Check: e.Check, Object: e.Object, Cause: e.Cause}
+				e.Fingerprint = g.ComputeFingerprint()
+			}
+			b.byPrint[e.Fingerprint] = len(b.Findings)
+			b.Findings = append(b.Findings, doctor.Finding{Cluster: e.Cluster, Check: e.Check, Object: e.Object, Cause: e.Cause, Count: 1,
+				Fingerprint: e.Fingerprint, Message: "known from the baseline"})
+		}
+		return b, nil
+	}
 	var r doctor.Report
 	if err := yaml.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("baseline %s: not a kubectl-doctor JSON report: %v", path, oneLine(err))
@@ -44,7 +96,7 @@ func Parse(data []byte, path string) (*Baseline, error) {
 		r.Kind = "Report"
 	}
 	if r.APIVersion != doctor.APIVersion || r.Kind != "Report" {
-		return nil, fmt.Errorf("baseline %s: not a kubectl-doctor report (want apiVersion %s and kind Report, as written by kubectl doctor -o json)", path, doctor.APIVersion)
+		return nil, fmt.Errorf("baseline %s: not a kubectl-doctor report or baseline (want apiVersion %s and kind Report, as written by kubectl doctor -o json, or kind Baseline, as written by --write-baseline)", path, doctor.APIVersion)
 	}
 	b := &Baseline{Path: path, Findings: r.Findings, byPrint: map[string]int{}}
 	if fleet {
@@ -66,10 +118,77 @@ func Parse(data []byte, path string) (*Baseline, error) {
 	} else {
 		doctor.AssignFingerprints(b.Findings)
 	}
-	for i, f := range b.Findings {
+	for i := range b.Findings {
+		f := &b.Findings[i]
+		if len(f.Members) > 0 && len(f.MemberFingerprints) == 0 {
+			f.ComputeMemberFingerprints()
+		}
 		b.byPrint[f.Fingerprint] = i
+		for _, p := range f.MemberFingerprints {
+			b.byPrint[p] = i
+		}
 	}
 	return b, nil
+}
+
+// Entries are the compact baseline of findings: one entry per member of a
+// grouped finding, else one per finding; sorted.
+func Entries(findings []doctor.Finding) []Entry {
+	var out []Entry
+	for _, f := range findings {
+		if len(f.Members) == 0 {
+			out = append(out, Entry{Fingerprint: f.Fingerprint, Check: f.Check, Object: f.Object, Cause: f.Cause, Cluster: f.Cluster})
+			continue
+		}
+		for _, m := range f.Members {
+			out = append(out, Entry{Fingerprint: f.MemberFingerprint(m), Check: f.Check, Object: m, Cause: f.Cause, Cluster: f.Cluster})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		if a.Check != b.Check {
+			return a.Check < b.Check
+		}
+		if a.Object.String() != b.Object.String() {
+			return a.Object.String() < b.Object.String()
+		}
+		return a.Fingerprint < b.Fingerprint
+	})
+	return out
+}
+
+// Write writes the compact baseline of r's findings (suppressed ones are
+// not problems the team accepted here, they are silenced elsewhere) to
+// path, atomically: a partial file never replaces a good one.
+func Write(path string, r *doctor.Report) error {
+	f := File{APIVersion: doctor.APIVersion, Kind: Kind, Entries: Entries(r.Findings)}
+	if f.Entries == nil {
+		f.Entries = []Entry{}
+	}
+	data, err := yaml.Marshal(f)
+	if err != nil {
+		return err
+	}
+	header := []byte("# kubectl-doctor baseline: known problems, one per object; use with --baseline\n")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(header, data...)); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing baseline: %w", err)
+	}
+	return nil
 }
 
 func oneLine(err error) string {
@@ -88,24 +207,46 @@ func (b *Baseline) Has(fingerprint string) bool {
 	return ok
 }
 
+// maxNewMembers bounds how many new members a finding names.
+const maxNewMembers = 10
+
 // Apply marks each finding of r new or known, and lists as resolved the
 // baseline findings that this scan no longer reports — only those of
 // checks that ran to completion (passed or failed) here: a check that was
 // skipped, errored or not selected proves nothing. Suppressed findings are
-// not resolved either: the problem is still there. Call r.Finalize after.
+// not resolved either: the problem is still there. A grouped finding is
+// known only when every member is: a second node going unreachable is new
+// (NewMembers names it). Call r.Finalize after.
 func (b *Baseline) Apply(r *doctor.Report) {
 	present := map[string]bool{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		present[f.Fingerprint] = true
-		if b.Has(f.Fingerprint) {
+		f.NewMembers = nil
+		for _, p := range append([]string{f.Fingerprint}, f.MemberFingerprints...) {
+			present[p] = true
+		}
+		known := b.Has(f.Fingerprint)
+		if len(f.Members) > 0 {
+			known = true
+			for _, m := range f.Members {
+				if !b.Has(f.MemberFingerprint(m)) {
+					known = false
+					if len(f.NewMembers) < maxNewMembers {
+						f.NewMembers = append(f.NewMembers, m.String())
+					}
+				}
+			}
+		}
+		if known {
 			f.Baseline = doctor.BaselineKnown
 		} else {
 			f.Baseline = doctor.BaselineNew
 		}
 	}
 	for _, f := range r.Suppressed {
-		present[f.Fingerprint] = true
+		for _, p := range append([]string{f.Fingerprint}, f.MemberFingerprints...) {
+			present[p] = true
+		}
 	}
 	ran := map[string]bool{}
 	for _, c := range r.Checks {
@@ -113,7 +254,7 @@ func (b *Baseline) Apply(r *doctor.Report) {
 	}
 	r.Resolved = nil
 	for _, f := range b.Findings {
-		if present[f.Fingerprint] || !ran[f.Check] {
+		if !ran[f.Check] || present[f.Fingerprint] || slices.ContainsFunc(f.MemberFingerprints, func(p string) bool { return present[p] }) {
 			continue
 		}
 		f.Baseline, f.Suppression = "", nil
@@ -135,6 +276,9 @@ func (b *Baseline) ForCluster(name string) *Baseline {
 		}
 		f.Cluster = ""
 		out.byPrint[f.Fingerprint] = len(out.Findings)
+		for _, p := range f.MemberFingerprints {
+			out.byPrint[p] = len(out.Findings)
+		}
 		out.Findings = append(out.Findings, f)
 	}
 	return out

@@ -2,6 +2,8 @@ package baseline
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,7 +98,7 @@ func TestOldReportsWithoutFingerprints(t *testing.T) {
 func TestBadBaselines(t *testing.T) {
 	for name, c := range map[string]struct{ data, want string }{
 		"not json":     {"{oops", "baseline x: not a kubectl-doctor JSON report: "},
-		"other object": {`{"apiVersion":"v1","kind":"ConfigMap"}`, "baseline x: not a kubectl-doctor report (want apiVersion doctor.kubectl.io/v1alpha1 and kind Report"},
+		"other object": {`{"apiVersion":"v1","kind":"ConfigMap"}`, "baseline x: not a kubectl-doctor report or baseline (want apiVersion doctor.kubectl.io/v1alpha1 and kind Report"},
 		"sarif":        {`{"version":"2.1.0","runs":[]}`, "not a kubectl-doctor report"},
 	} {
 		_, err := Parse([]byte(c.data), "x")
@@ -106,5 +108,68 @@ func TestBadBaselines(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil || !strings.Contains(err.Error(), "reading baseline") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// nodes is a grouped finding of check a: the nodes named are unreachable.
+func nodes(names ...string) doctor.Finding {
+	x := doctor.Finding{Check: "a", Severity: doctor.Critical, Object: doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: names[0]},
+		Message: fmt.Sprintf("%d nodes unreachable", len(names)), Count: len(names)}
+	for _, n := range names {
+		x.Members = append(x.Members, doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: n})
+	}
+	x.Fingerprint = x.ComputeFingerprint()
+	x.ComputeMemberFingerprints()
+	return x
+}
+
+// TestNewMemberIsNew: after a baseline of one unreachable node, a second
+// one is a new problem, though the finding (one line, fingerprinted on its
+// first node) looks the same; the gate fails. Both as a JSON report and as
+// a compact baseline.
+func TestNewMemberIsNew(t *testing.T) {
+	old := scan(nodes("node-1"))
+	var report bytes.Buffer
+	if err := json.NewEncoder(&report).Encode(old); err != nil {
+		t.Fatal(err)
+	}
+	compact := filepath.Join(t.TempDir(), "baseline.yaml")
+	if err := Write(compact, old); err != nil {
+		t.Fatal(err)
+	}
+	fromCompact, err := Load(compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromReport, err := Parse(report.Bytes(), "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string]*Baseline{"report": fromReport, "compact": fromCompact} {
+		same := scan(nodes("node-1"))
+		b.Apply(same)
+		same.Finalize()
+		if same.Findings[0].Baseline != doctor.BaselineKnown || same.Fails(doctor.Warning) {
+			t.Errorf("%s: the same node: %+v", name, same.Findings[0])
+		}
+		spread := scan(nodes("node-1", "node-2"))
+		b.Apply(spread)
+		spread.Finalize()
+		got := spread.Findings[0]
+		if got.Fingerprint != same.Findings[0].Fingerprint {
+			t.Fatalf("%s: the finding's own fingerprint changed: the test does not test the hole", name)
+		}
+		if got.Baseline != doctor.BaselineNew || strings.Join(got.NewMembers, ",") != "node/node-2" || !spread.Fails(doctor.Critical) || spread.Summary.New != 1 {
+			t.Errorf("%s: a second unreachable node: %+v", name, got)
+		}
+		healed := scan()
+		b.Apply(healed)
+		if len(healed.Resolved) != 1 {
+			t.Errorf("%s: resolved %+v", name, healed.Resolved)
+		}
+	}
+	data, _ := os.ReadFile(compact)
+	if !strings.Contains(string(data), "kind: Baseline") || !strings.Contains(string(data), "name: node-1") {
+		t.Errorf("compact baseline:\n%s", data)
 	}
 }

@@ -21,6 +21,11 @@ const (
 	ExitOK       = 0 // a complete scan, no finding at or above --fail-on
 	ExitFindings = 1 // findings at or above --fail-on, complete scan or not
 	ExitError    = 2 // the scan could not run, or is incomplete
+	// With --require-complete, a scan without findings at --fail-on and
+	// without failed reads exits 3 or 4 when a check did not run, or ran
+	// without some of its data:
+	ExitInputLacksData = 3 // because the input (a capture, kubectl output) does not hold it
+	ExitReadsDenied    = 4 // because the user may not read it (RBAC), on a live scan
 )
 
 // exitError carries an exit code through cobra; a nil Err exits quietly
@@ -49,8 +54,16 @@ const exitCodesHelp = `Exit codes:
      forbidden). The report is still printed; one line on stderr says
      what is missing and why, and the JSON has "complete": false.
      --allow-incomplete exits 0 instead when nothing is at --fail-on.
-A check skipped because you may not read what it needs (RBAC) does not make
-the scan incomplete, as long as another check ran.`
+  3  with --require-complete: nothing at --fail-on and no read failed, but
+     a check did not run or ran without some of its data because the input
+     (--from) does not hold it
+  4  with --require-complete: the same because reads were denied (RBAC),
+     including cluster-scoped reads in a namespaced (-n) scan; 4 wins over 3
+A check skipped because you may not read what it needs (RBAC) or because the
+input lacks its data does not make the scan incomplete, as long as another
+check ran: the report's last line says which checks did not run, or ran
+without some data, and why. Disabled checks (--skip, --check, the config)
+are listed as disabled and never count as gaps. See docs/ci.md.`
 
 // NewRootCommand builds `kubectl doctor` with its subcommands.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -99,13 +112,14 @@ exits 2 naming the file.
 			return scan.cluster.applyLogLevel(cmd.ErrOrStderr())
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := scan.Complete(cmd); err != nil {
-				return err
+			err := scan.Complete(cmd)
+			if err == nil {
+				err = scan.Validate()
 			}
-			if err := scan.Validate(); err != nil {
-				return err
+			if err == nil {
+				err = scan.Run(cmd.Context())
 			}
-			return scan.Run(cmd.Context())
+			return scan.reportFailure(err)
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // ScanOptions is `kubectl doctor` without a subcommand.
@@ -27,6 +28,13 @@ type ScanOptions struct {
 	// AllowIncomplete accepts a partial scan (a check errored, or none
 	// could run): the exit code then follows the findings alone.
 	AllowIncomplete bool
+	// RequireComplete fails a scan in which a check did not run, or ran
+	// without some of its data, for lack of input or permissions (exit 3
+	// or 4), where the default passes it with the gaps reported.
+	RequireComplete bool
+	// printed records that the report was written, so that a later error
+	// does not write a second one (reportFailure).
+	printed bool
 
 	// failOn and checks are derived from FailOn, Only and Skip by Complete.
 	failOn doctor.Severity
@@ -62,6 +70,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
 	fs.StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
 	fs.BoolVar(&o.AllowIncomplete, "allow-incomplete", false, "Accept a partial scan (a read failed or timed out, or no check could run): exit by the findings instead of 2")
+	fs.BoolVar(&o.RequireComplete, "require-complete", false, "Fail unless every selected check ran with all its data: exit 3 when the input lacks some, 4 when reads were denied")
 	o.offline.addFlags(fs)
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "Write a CPU profile of the scan to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "Write a heap profile, taken after the checks ran, to this file")
@@ -166,10 +175,14 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	r.Duration = doctor.Duration(time.Since(start))
 	o.ci.applyFor(r, snap, now, o.clusterName())
 
-	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.checks, o.failOn)); err != nil {
+	o.printed = true
+	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.ci.all, o.failOn)); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
 	o.cluster.printStats(o.ErrOut)
+	if err := o.ci.writeBaseline(r); err != nil {
+		return &exitError{Code: ExitError, Err: err}
+	}
 	incomplete := r.IncompleteSummary()
 	switch {
 	case r.Fails(o.failOn):
@@ -182,7 +195,49 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	case incomplete != "":
 		fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
 	}
+	if o.RequireComplete {
+		return coverageExit(r, o.AllowIncomplete)
+	}
 	return nil
+}
+
+// coverageExit is --require-complete's verdict on a report without
+// findings at --fail-on: nil when every selected check ran with all its
+// data (a cluster not serving an API leaves nothing to check), else exit 2
+// for failed reads, 4 for denied ones, 3 for data the input lacks.
+func coverageExit(r *doctor.Report, allowIncomplete bool) error {
+	causes := r.GapCauses()
+	switch {
+	case causes[snapshot.CauseFailed] && !allowIncomplete:
+		return &exitError{Code: ExitError, Err: errors.New("--require-complete: reads failed: " + r.CoverageLine())}
+	case causes[snapshot.CauseDenied]:
+		return &exitError{Code: ExitReadsDenied, Err: errors.New("--require-complete: reads denied: " + r.CoverageLine())}
+	case causes[snapshot.CauseAbsent]:
+		return &exitError{Code: ExitInputLacksData, Err: errors.New("--require-complete: the input lacks data: " + r.CoverageLine())}
+	}
+	return nil
+}
+
+// reportFailure writes the report of a scan that could not run (exit 2)
+// in the format CI asked for, SARIF or JUnit, so that an upload step that
+// always runs finds a file saying why instead of an empty one. Other
+// formats leave stdout empty; the error is on stderr either way.
+func (o *ScanOptions) reportFailure(err error) error {
+	if err == nil || o.printed || (o.Output != "sarif" && o.Output != "junit") {
+		return err
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && ee.Err == nil {
+		return err
+	}
+	o.printFailure(err)
+	return err
+}
+
+func (o *ScanOptions) printFailure(err error) {
+	o.printed = true
+	r := doctor.FailedReport(oneLine(err.Error()))
+	_ = report.Print(o.Out, r, printOptions(o.Output, false, o.checks, o.failOn))
 }
 
 func writeHeapProfile(path string) error {

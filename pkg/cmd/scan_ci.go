@@ -69,19 +69,28 @@ func (c *configSource) registry() ([]*doctor.Check, *config.Config, error) {
 type ciOptions struct {
 	configSource
 	Baseline       string
+	WriteBaseline  string
 	ShowSuppressed bool
 
 	cfg  *config.Config
 	base *baseline.Baseline
+	// disabled are the registry's checks that --check/--skip or the
+	// config turned off, with why: reported as disabled, never dropped.
+	disabled map[string][]string
+	// all is the registry, built-in and custom checks: SARIF describes
+	// the disabled rules too.
+	all []*doctor.Check
 }
 
 func (o *ciOptions) addFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	o.addFlag(fs)
 	fs.StringVar(&o.Baseline, "baseline", "", "A JSON report of an earlier scan (kubectl doctor -o json > baseline.json): its findings are known and do not fail --fail-on; new ones do")
+	fs.StringVar(&o.WriteBaseline, "write-baseline", "", "After the scan, write its findings to this file as a compact baseline (one entry per object) for --baseline; not written when the scan is incomplete")
 	fs.BoolVar(&o.ShowSuppressed, "show-suppressed", false, "Also print the findings suppressed by the config or by annotations, with the reason")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("baseline", "json", "yaml")
+	_ = cmd.MarkFlagFilename("write-baseline", "yaml")
 }
 
 // selectChecks is the registry (built-in and custom checks) narrowed by
@@ -92,7 +101,7 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.cfg = cfg
+	o.cfg, o.all = cfg, all
 	if o.Baseline != "" {
 		if o.base, err = baseline.Load(o.Baseline); err != nil {
 			return nil, usageError("--baseline: %v", err)
@@ -105,6 +114,22 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 	selected = slices.DeleteFunc(selected, func(c *doctor.Check) bool {
 		return !cfg.Enabled(c.Name) && !slices.Contains(only, c.Name)
 	})
+	o.disabled = map[string][]string{}
+	for _, c := range all {
+		switch {
+		case slices.Contains(selected, c):
+		case slices.Contains(skip, c.Name):
+			o.disabled["disabled by --skip"] = append(o.disabled["disabled by --skip"], c.Name)
+		case len(only) > 0 && !slices.Contains(only, c.Name):
+			o.disabled["not named by --check"] = append(o.disabled["not named by --check"], c.Name)
+		default:
+			why := "disabled by the config"
+			if cfg != nil {
+				why = "disabled by the config " + cfg.Path
+			}
+			o.disabled[why] = append(o.disabled[why], c.Name)
+		}
+	}
 	if len(selected) == 0 {
 		return nil, usageError("--check/--skip: %v", doctor.ErrNoChecks)
 	}
@@ -116,6 +141,9 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 // baseline (its findings for that cluster, or recorded without one), then
 // recounts it.
 func (o *ciOptions) applyFor(r *doctor.Report, snap *snapshot.Snapshot, now time.Time, cluster string) {
+	for why, names := range o.disabled {
+		r.Disable(names, why)
+	}
 	config.Apply(o.cfg.ForCluster(cluster), r, snap, now)
 	if o.cfg != nil {
 		r.Config = o.cfg.Path
@@ -150,4 +178,20 @@ func printOptions(format string, color bool, selected []*doctor.Check, failOn do
 // findings scoped to a cluster do not apply.
 func (o *ciOptions) apply(r *doctor.Report, snap *snapshot.Snapshot, now time.Time) {
 	o.applyFor(r, snap, now, "")
+}
+
+// writeBaseline writes --write-baseline from the report of a complete
+// scan: a baseline from a partial one would call the unread problems new
+// in every later scan, or worse, hide nothing while looking whole.
+func (o *ciOptions) writeBaseline(r *doctor.Report) error {
+	if o.WriteBaseline == "" {
+		return nil
+	}
+	if !r.Complete {
+		return fmt.Errorf("--write-baseline %s: not written: %s", o.WriteBaseline, r.IncompleteSummary())
+	}
+	if err := baseline.Write(o.WriteBaseline, r); err != nil {
+		return fmt.Errorf("--write-baseline %s: %w", o.WriteBaseline, err)
+	}
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -98,6 +99,12 @@ func TestScanWithConfigAndBaseline(t *testing.T) {
 	r := scanWith(t, o, deployment("shop", "web", 1), deployment("legacy", "old", 1), deployment("shop", "api", 3))
 	var ran []string
 	for _, c := range r.Checks {
+		if c.Status == doctor.StatusDisabled {
+			if c.Reason != "not named by --check" {
+				t.Errorf("disabled check %s: reason %q", c.Name, c.Reason)
+			}
+			continue // listed, not run
+		}
 		ran = append(ran, c.Name)
 	}
 	// --check names node-pod-capacity, so the config's enabled: false yields.
@@ -261,8 +268,17 @@ func TestSARIFAndJUnitFromAScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := doc.Runs[0]
-	if len(run.Tool.Driver.Rules) != 1 || run.Tool.Driver.Rules[0].ID != "replicas-at-least-2" || run.Tool.Driver.Rules[0].HelpURI != "" ||
-		len(run.Results) != 1 {
+	// Every check is a rule, the disabled ones too (their status says so).
+	var custom int
+	for _, rule := range run.Tool.Driver.Rules {
+		if rule.ID == "replicas-at-least-2" {
+			custom++
+			if rule.HelpURI != "" {
+				t.Errorf("custom rule with a docs URL: %+v", rule)
+			}
+		}
+	}
+	if custom != 1 || len(run.Tool.Driver.Rules) != len(checks.All())+1 || len(run.Results) != 1 || run.Results[0].RuleID != "replicas-at-least-2" {
 		t.Errorf("sarif: %+v", run)
 	}
 	if got := printOptions("sarif", false, nil, 0).DocsURL("pod-storm"); got != DocsURL+"pod-storm.md" {

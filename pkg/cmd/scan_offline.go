@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
@@ -23,6 +24,9 @@ import (
 // sending no request.
 type offlineOptions struct {
 	From string
+	// MaxDocument and MaxInput bound what --from reads (untrusted input):
+	// one document, and the whole input decompressed.
+	MaxDocument, MaxInput string
 	// namespace is -n, read from the flag itself: no kubeconfig is loaded.
 	namespace string
 }
@@ -30,6 +34,8 @@ type offlineOptions struct {
 func (o *offlineOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.From, "from", "", "Scan `PATH` instead of the cluster, with no kubeconfig: a file from 'kubectl doctor dump', "+
 		"'kubectl cluster-info dump' output, 'kubectl get -o yaml|json' output, a directory of them, or a support bundle (- reads stdin)")
+	fs.StringVar(&o.MaxDocument, "max-document-size", "1Gi", "With --from: the largest JSON value or YAML document read (a List counts as one)")
+	fs.StringVar(&o.MaxInput, "max-input-size", "16Gi", "With --from: the most bytes read from the input, decompressed")
 }
 
 // complete takes -n from its flag; unlike a live scan it reads no
@@ -57,7 +63,15 @@ func (o *ScanOptions) load(ctx context.Context, streams ioStreams, start time.Ti
 		}
 		return snap, o.cluster.Config.Host, nil
 	}
-	res, err := offline.Load(o.offline.From, offline.Options{Namespace: o.offline.namespace, Stdin: o.In})
+	maxDoc, err := parseSize("--max-document-size", o.offline.MaxDocument)
+	if err != nil {
+		return nil, "", err
+	}
+	maxInput, err := parseSize("--max-input-size", o.offline.MaxInput)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := offline.Load(o.offline.From, offline.Options{Namespace: o.offline.namespace, Stdin: o.In, MaxDocument: maxDoc, MaxInput: maxInput})
 	if err != nil {
 		var ie *offline.InputError
 		if errors.As(err, &ie) {
@@ -97,6 +111,9 @@ func printInputSummary(w io.Writer, from string, res *offline.Result, now time.T
 	}
 	if st.NotObjects > 0 {
 		parts = append(parts, fmt.Sprintf("%s without Kubernetes objects skipped", doctor.Plural(st.NotObjects, "document", "documents")))
+	}
+	if st.Duplicates > 0 {
+		parts = append(parts, fmt.Sprintf("%s read twice, kept once", doctor.Plural(st.Duplicates, "object", "objects")))
 	}
 	if st.OutOfScope > 0 {
 		parts = append(parts, fmt.Sprintf("%s outside the namespace", doctor.Thousands(st.OutOfScope)))
@@ -141,4 +158,13 @@ func topCounts(m map[string]int, max int) string {
 		out = append(out, fmt.Sprintf("%s ×%s", k, doctor.Thousands(m[k])))
 	}
 	return strings.Join(out, ", ")
+}
+
+// parseSize reads a size flag: "512Mi", "2G", "1048576".
+func parseSize(flag, v string) (int64, error) {
+	q, err := resource.ParseQuantity(v)
+	if err != nil || q.Sign() <= 0 {
+		return 0, usageError("%s: %q is not a size such as 512Mi or 2Gi", flag, v)
+	}
+	return q.Value(), nil
 }

@@ -59,6 +59,11 @@ func Apply(cfg *Config, r *doctor.Report, snap *snapshot.Snapshot, now time.Time
 			r.Suppressed = append(r.Suppressed, f)
 			continue
 		}
+		if s, all := suppressMembers(&f, active, ann); all {
+			f.Suppression = s
+			r.Suppressed = append(r.Suppressed, f)
+			continue
+		}
 		if cfg != nil {
 			for j, ig := range cfg.Ignore {
 				if ig.Expired(now) && ig.Matches(&f) {
@@ -86,9 +91,59 @@ func Apply(cfg *Config, r *doctor.Report, snap *snapshot.Snapshot, now time.Time
 	}
 }
 
-// suppression is why f is suppressed, nil when it is not: the object's own
-// annotation first, then the first active ignore entry that matches.
+// suppression is why f is suppressed as a whole, nil when it is not: the
+// object's own annotation first, then the first active ignore entry that
+// matches. A grouped finding whose object is one of its members is judged
+// member by member instead (suppressMembers): an ignore entry written for
+// one node must not silence a problem that spreads to others.
 func suppression(f *doctor.Finding, active []*Ignore, ann *annotationIndex) *doctor.Suppression {
+	if slices.Contains(f.Members, f.Object) {
+		return nil
+	}
+	return objectSuppression(f, active, ann)
+}
+
+// suppressMembers drops from a grouped finding the members that are
+// suppressed, recounting it, and says whether every member was (the
+// finding is then suppressed, with the first member's reason).
+func suppressMembers(f *doctor.Finding, active []*Ignore, ann *annotationIndex) (*doctor.Suppression, bool) {
+	if len(f.Members) == 0 || !slices.Contains(f.Members, f.Object) {
+		return nil, false
+	}
+	var kept []doctor.ObjectRef
+	var first *doctor.Suppression
+	for _, m := range f.Members {
+		g := *f
+		g.Object = m
+		if s := objectSuppression(&g, active, ann); s != nil {
+			if first == nil {
+				first = s
+			}
+			continue
+		}
+		kept = append(kept, m)
+	}
+	if len(kept) == 0 {
+		return first, true
+	}
+	if len(kept) < len(f.Members) {
+		if f.Count == len(f.Members) {
+			f.Count = len(kept)
+		}
+		if !slices.Contains(kept, f.Object) {
+			f.Object = kept[0]
+			f.Fingerprint = f.ComputeFingerprint()
+		}
+		f.Members = kept
+		f.ComputeMemberFingerprints()
+		f.Examples = slices.DeleteFunc(f.Examples, func(e string) bool {
+			return !slices.ContainsFunc(kept, func(m doctor.ObjectRef) bool { return e == m.Name || e == m.Namespace+"/"+m.Name })
+		})
+	}
+	return nil, false
+}
+
+func objectSuppression(f *doctor.Finding, active []*Ignore, ann *annotationIndex) *doctor.Suppression {
 	if a := ann.get(f.Object); a != nil {
 		if checks, ok := a[IgnoreAnnotation]; ok && listed(checks, f.Check) {
 			reason := strings.TrimSpace(a[IgnoreReasonAnnotation])

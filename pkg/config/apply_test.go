@@ -114,3 +114,44 @@ func TestApplyAllSuppressedPasses(t *testing.T) {
 		t.Errorf("a check whose findings are all suppressed: %+v, summary %+v", r.Checks, r.Summary)
 	}
 }
+
+// TestIgnoreIsPerMember: an ignore entry written for one node of a grouped
+// finding silences that node only; the finding stays for the others, and
+// is suppressed once every member is ignored.
+func TestIgnoreIsPerMember(t *testing.T) {
+	cfg, err := Parse([]byte(header+`ignore:
+- check: node-health
+  kind: Node
+  name: n1
+  reason: being replaced
+`), "team.yaml", []string{"node-health"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.FromObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	grouped := func(names ...string) doctor.Finding {
+		f := finding("node-health", doctor.Critical, "v1", "Node", "", names[0])
+		f.Count, f.Examples = len(names), names
+		for _, n := range names {
+			f.Members = append(f.Members, doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: n})
+		}
+		f.ComputeMemberFingerprints()
+		return f
+	}
+	r := &doctor.Report{Checks: []doctor.CheckResult{{Name: "node-health", Status: doctor.StatusFailed, Findings: 2}},
+		Findings: []doctor.Finding{grouped("n1", "n2"), grouped("n1")}}
+	Apply(cfg, r, snap, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	if len(r.Findings) != 1 || len(r.Suppressed) != 1 {
+		t.Fatalf("findings %+v, suppressed %+v", r.Findings, r.Suppressed)
+	}
+	f := r.Findings[0]
+	if f.Object.Name != "n2" || f.Count != 1 || len(f.Members) != 1 || len(f.MemberFingerprints) != 1 || len(f.Examples) != 1 || f.Examples[0] != "n2" {
+		t.Errorf("spreading problem: %+v", f)
+	}
+	if r.Suppressed[0].Suppression == nil || r.Suppressed[0].Suppression.Reason != "being replaced" {
+		t.Errorf("suppressed %+v", r.Suppressed[0])
+	}
+}

@@ -8,6 +8,7 @@
 package custom
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"strings"
@@ -35,6 +36,13 @@ const ObjectVar = "object"
 // PerCallLimit is the CEL cost one evaluation may spend: the API server's
 // own limit for one validation expression (roughly 0.1s of work).
 const PerCallLimit = celconfig.PerCallLimit
+
+// PerRuleLimit is the CEL cost one rule may spend over all the objects of a
+// scan: a thousand times the per-call limit (about 100s of work at worst,
+// far more than any sane rule needs on a large cluster). A rule that
+// exceeds it errors, naming itself, instead of outlasting --timeout; the
+// scan's deadline stops it sooner.
+const PerRuleLimit = 1000 * PerCallLimit
 
 // env builds the CEL environment of a ValidatingAdmissionPolicy expression
 // as k8s.io/apiserver/pkg/cel/environment's base environment defines it at
@@ -94,6 +102,11 @@ func programOptions() []cel.ProgramOption {
 // checks, in file order. Compile and type errors are returned as one
 // *config.Error naming each check, field and line.
 func Compile(cfg *config.Config) ([]*doctor.Check, error) {
+	return compileWithBudget(cfg, PerRuleLimit)
+}
+
+// compileWithBudget is Compile with each rule's total cost budget.
+func compileWithBudget(cfg *config.Config, budget uint64) ([]*doctor.Check, error) {
 	if cfg == nil || len(cfg.Custom) == 0 {
 		return nil, nil
 	}
@@ -118,7 +131,7 @@ func Compile(cfg *config.Config) ([]*doctor.Check, error) {
 		if len(problems) > 0 {
 			continue
 		}
-		out = append(out, newCheck(cfg.Path, c, rule, msg))
+		out = append(out, newCheck(cfg.Path, c, rule, msg, budget))
 	}
 	if len(problems) > 0 {
 		return nil, &config.Error{Path: cfg.Path, Problems: problems}
@@ -147,7 +160,7 @@ func compile(e *cel.Env, expr string, want *cel.Type) (cel.Program, error) {
 	return prg, nil
 }
 
-func newCheck(file string, c config.Custom, rule, msg cel.Program) *doctor.Check {
+func newCheck(file string, c config.Custom, rule, msg cel.Program, budget uint64) *doctor.Check {
 	title := c.Title
 	if title == "" {
 		title = fmt.Sprintf("Custom rule on %s: %s", c.Resource, c.Rule)
@@ -161,7 +174,7 @@ func newCheck(file string, c config.Custom, rule, msg cel.Program) *doctor.Check
 		"kubectl-doctor's snapshot holds it: managedFields, the last-applied annotation, container env, "+
 		"commands, probes, lifecycle hooks and ports, and volume sources other than hostPath and "+
 		"persistentVolumeClaim are trimmed away.", file, c.Line, c.Resource, c.Rule, c.Severity)
-	r := &runner{c: c, rule: rule, msg: msg}
+	r := &runner{c: c, rule: rule, msg: msg, budget: budget}
 	return &doctor.Check{
 		Name:     c.Name,
 		Doc:      title + "\n\n" + body,
@@ -174,6 +187,8 @@ func newCheck(file string, c config.Custom, rule, msg cel.Program) *doctor.Check
 type runner struct {
 	c         config.Custom
 	rule, msg cel.Program
+	// budget is the cost the rule may spend over all objects.
+	budget uint64
 }
 
 // maxErrors bounds how many evaluation errors a failed run names.
@@ -186,7 +201,19 @@ func (r *runner) run(p *doctor.Pass) error {
 	var first error
 	nErr := 0
 	objs := p.Snapshot.Objects(res)
-	for _, o := range objs {
+	ctx := p.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var spent uint64
+	for i, o := range objs {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("rule %q stopped by the scan's deadline (--timeout) after %d of %d %s: %w", r.c.Rule, i, len(objs), res, err)
+		}
+		if spent > r.budget {
+			return fmt.Errorf("rule %q exceeded its cost budget (%d) after %d of %d %s: simplify it or narrow its resource",
+				r.c.Rule, r.budget, i, len(objs), res)
+		}
 		m, err := meta.Accessor(o)
 		if err != nil {
 			continue
@@ -198,7 +225,11 @@ func (r *runner) run(p *doctor.Pass) error {
 		u["apiVersion"], u["kind"] = gv, res.Kind
 		ref := doctor.ObjectRef{APIVersion: gv, Kind: res.Kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 		vars := map[string]any{ObjectVar: u}
-		ok, err := evalBool(r.rule, vars)
+		ok, cost, err := evalBool(ctx, r.rule, vars)
+		spent += cost
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("rule %q stopped by the scan's deadline (--timeout) after %d of %d %s: %w", r.c.Rule, i, len(objs), res, ctx.Err())
+		}
 		if err != nil {
 			nErr++
 			if first == nil {
@@ -233,16 +264,21 @@ func name(ref doctor.ObjectRef) string {
 	return ref.Namespace + "/" + ref.Name
 }
 
-func evalBool(prg cel.Program, vars map[string]any) (bool, error) {
-	v, _, err := prg.Eval(vars)
+// evalBool evaluates a rule, interruptibly, and returns its cost.
+func evalBool(ctx context.Context, prg cel.Program, vars map[string]any) (bool, uint64, error) {
+	v, det, err := prg.ContextEval(ctx, vars)
+	var cost uint64
+	if det != nil && det.ActualCost() != nil {
+		cost = *det.ActualCost()
+	}
 	if err != nil {
-		return false, err
+		return false, cost, err
 	}
 	b, ok := v.(types.Bool)
 	if !ok {
-		return false, fmt.Errorf("rule returned %s, want bool", typeName(v))
+		return false, cost, fmt.Errorf("rule returned %s, want bool", typeName(v))
 	}
-	return bool(b), nil
+	return bool(b), cost, nil
 }
 
 func typeName(v ref.Val) string {

@@ -1,6 +1,7 @@
 package custom
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/config"
@@ -162,5 +164,65 @@ func TestReadsAreShared(t *testing.T) {
 	plan := snapshot.Plan(append(doctor.Reads(checks), snapshot.Deployments, snapshot.Pods))
 	if len(plan) != 2 || plan[0] != snapshot.Deployments || plan[1] != snapshot.Pods {
 		t.Errorf("plan %v, want deployments.apps and pods once each", plan)
+	}
+}
+
+const cubic = `apiVersion: doctor.kubectl.io/v1alpha1
+kind: Config
+custom:
+- name: cubic
+  resource: pods
+  rule: "object.spec.containers.all(a, object.spec.containers.all(b, object.spec.containers.all(c, a.name != '' && b.name != '' && c.name != '')))"
+`
+
+func widePods(n, containers int) []runtime.Object {
+	var out []runtime.Object
+	for i := range n {
+		p := pod("shop", fmt.Sprint("p", i), "x")
+		for j := range containers {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: fmt.Sprint("c", j), Image: "x"})
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestRuleBudget: a rule under the per-call limit on each object still
+// stops, naming itself, once its total cost passes its budget.
+func TestRuleBudget(t *testing.T) {
+	checks, err := compileWithBudget(parse(t, cubic), 50_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.FromObjects(widePods(20, 20)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doctor.Run(t.Context(), snap, checks, time.Now())
+	if c := r.Checks[0]; c.Status != doctor.StatusError || !strings.Contains(c.Reason, "exceeded its cost budget (50000) after ") ||
+		!strings.Contains(c.Reason, "object.spec.containers.all(a") {
+		t.Errorf("check %+v", c)
+	}
+}
+
+// TestRuleStopsAtTheScanDeadline: --timeout bounds CEL too.
+func TestRuleStopsAtTheScanDeadline(t *testing.T) {
+	checks, err := Compile(parse(t, cubic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.FromObjects(widePods(400, 60)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := doctor.Run(ctx, snap, checks, time.Now())
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("rule ran %s past a 300ms deadline", took)
+	}
+	if c := r.Checks[0]; c.Status != doctor.StatusError || !strings.Contains(c.Reason, "stopped by the scan's deadline (--timeout)") {
+		t.Errorf("check %+v", c)
 	}
 }

@@ -6,6 +6,7 @@
 package doctor
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -60,6 +61,9 @@ type Pass struct {
 	Check    *Check
 	Snapshot *snapshot.Snapshot
 	Now      time.Time
+	// Context ends when the scan's --timeout does: a check that may run
+	// long (a custom CEL rule over many objects) stops when it is done.
+	Context context.Context
 
 	findings []Finding
 }
@@ -75,6 +79,7 @@ func (p *Pass) Report(f Finding) {
 		f.Count = 1
 	}
 	f.Fingerprint = f.ComputeFingerprint()
+	f.ComputeMemberFingerprints()
 	p.findings = append(p.findings, f)
 }
 

@@ -51,8 +51,27 @@ type Finding struct {
 	// message or counts, which change from one scan to the next. Baselines
 	// and SARIF's partialFingerprints use it. Set by the engine.
 	Fingerprint string `json:"fingerprint"`
+	// Members are the objects a grouped finding stands for when each is a
+	// problem of its own (three unreachable nodes, the failed bare Jobs of
+	// a namespace); Object is one of them. Empty: the finding is about
+	// Object alone (pods grouped under their owner are not members: the
+	// owner is the problem).
+	Members []ObjectRef `json:"members,omitempty"`
+	// MemberFingerprints are the fingerprints of Members, sorted: check,
+	// member and Cause, as Fingerprint is of Object. Baselines and ignore
+	// rules judge members one by one, so a new member is a new problem.
+	// Set by the engine.
+	MemberFingerprints []string `json:"memberFingerprints,omitempty"`
 	// Baseline is "new" or "known" when the scan ran with --baseline.
 	Baseline string `json:"baseline,omitempty"`
+	// NewMembers names the members a baseline does not know, when the
+	// finding is new because of them.
+	NewMembers []string `json:"newMembers,omitempty"`
+	// Partial says what the finding could not say because a read that
+	// enriches it was missing: "owner chain stops at ReplicaSet shop/web-1:
+	// not in the dump: deployments.apps". Set by the engine when the
+	// check leaves it empty.
+	Partial string `json:"partial,omitempty"`
 	// Suppression says why a suppressed finding is not reported (only in
 	// Report.Suppressed).
 	Suppression *Suppression `json:"suppression,omitempty"`
@@ -60,6 +79,39 @@ type Finding struct {
 	// found in, set only in a fleet run (several clusters in one report);
 	// empty, and absent from the JSON, in a single-cluster scan.
 	Cluster string `json:"cluster,omitempty"`
+}
+
+// Prints are the fingerprints a baseline or an ignore rule judges the
+// finding by: one per member, or the finding's own.
+func (f *Finding) Prints() []string {
+	if len(f.MemberFingerprints) > 0 {
+		return f.MemberFingerprints
+	}
+	return []string{f.Fingerprint}
+}
+
+// MemberFingerprint is the fingerprint member m of f would have as a
+// finding of its own.
+func (f *Finding) MemberFingerprint(m ObjectRef) string {
+	g := Finding{Check: f.Check, Object: m, Cause: f.Cause}
+	return g.ComputeFingerprint()
+}
+
+// ComputeMemberFingerprints sets MemberFingerprints from Members.
+func (f *Finding) ComputeMemberFingerprints() {
+	f.MemberFingerprints = nil
+	if len(f.Members) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	for _, m := range f.Members {
+		p := f.MemberFingerprint(m)
+		if !seen[p] {
+			seen[p] = true
+			f.MemberFingerprints = append(f.MemberFingerprints, p)
+		}
+	}
+	sort.Strings(f.MemberFingerprints)
 }
 
 // MaxExamples is how many example names a grouped finding carries.

@@ -20,7 +20,35 @@ const (
 	StatusFailed  = "failed"
 	StatusSkipped = "skipped"
 	StatusError   = "error"
+	// StatusDisabled is a check the user or the config turned off
+	// (--skip, --check naming others, enabled: false): listed so that a
+	// report never hides what it did not look at.
+	StatusDisabled = "disabled"
 )
+
+// Coverage of a check that ran (CheckResult.Coverage).
+const (
+	// CoverageFull: every read the check declared was available.
+	CoverageFull = "full"
+	// CoveragePartial: the check ran, but an optional read that enriches
+	// its findings was missing (CheckResult.Missing says which and why).
+	CoveragePartial = "partial"
+	// CoverageNone: the check did not run.
+	CoverageNone = "none"
+)
+
+// Gap is one read a check declared that the snapshot does not hold.
+type Gap struct {
+	// Read is the resource, as snapshot.Resource.String prints it.
+	Read string `json:"read"`
+	// Cause is snapshot.CauseAbsent, CauseDenied, CauseUnserved or
+	// CauseFailed.
+	Cause  string `json:"cause"`
+	Reason string `json:"reason"`
+	// Optional is true for a read that only enriches the check's findings:
+	// the check ran without it.
+	Optional bool `json:"optional,omitempty"`
+}
 
 // Run runs the checks concurrently against one snapshot. A check whose reads
 // failed is skipped (forbidden, not served) or errored with the reason; a
@@ -29,6 +57,10 @@ const (
 func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time.Time) *Report {
 	results := make([]CheckResult, len(checks))
 	findings := make([][]Finding, len(checks))
+	gaps := make([][]Gap, len(checks))
+	for i, c := range checks {
+		gaps[i] = Gaps(snap, c)
+	}
 
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -47,10 +79,26 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 				results[i] = CheckResult{Name: c.Name, Status: StatusError, Reason: "scan cancelled: " + ctx.Err().Error()}
 				return
 			}
-			results[i], findings[i] = runOne(c, snap, now)
+			results[i], findings[i] = runOne(ctx, c, snap, now)
+			for j := range findings[i] {
+				if findings[i][j].Partial == "" {
+					findings[i][j].Partial = ownerChainNote(snap, &findings[i][j])
+				}
+			}
 		}()
 	}
 	wg.Wait()
+	for i := range results {
+		results[i].Missing = gaps[i]
+		switch {
+		case results[i].Status == StatusSkipped || results[i].Status == StatusError && !results[i].ran:
+			results[i].Coverage = CoverageNone
+		case len(gaps[i]) > 0:
+			results[i].Coverage = CoveragePartial
+		default:
+			results[i].Coverage = CoverageFull
+		}
+	}
 
 	r := &Report{APIVersion: APIVersion, Kind: "Report", Checks: results}
 	for _, fs := range findings {
@@ -74,7 +122,7 @@ func (r *Report) assess() {
 	}
 	if r.Summary.Passed+r.Summary.Failed == 0 {
 		r.Incomplete = append(r.Incomplete, Missing{Reason: fmt.Sprintf("no check could run: %d of %d skipped, %d errored",
-			r.Summary.Skipped, len(r.Checks), r.Summary.Errors)})
+			r.Summary.Skipped, len(r.Checks)-r.Summary.Disabled, r.Summary.Errors)})
 	}
 	r.Complete = len(r.Incomplete) == 0
 }
@@ -110,7 +158,7 @@ func (r *Report) IncompleteSummary() string {
 	if noneRan != "" {
 		errored--
 	}
-	head := fmt.Sprintf("incomplete scan: %s of %d could not run", Plural(errored, "check", "checks"), len(r.Checks))
+	head := fmt.Sprintf("incomplete scan: %s of %d could not run", Plural(errored, "check", "checks"), len(r.Checks)-r.Summary.Disabled)
 	if noneRan != "" && errored == 0 {
 		head = "incomplete scan"
 	}
@@ -119,6 +167,27 @@ func (r *Report) IncompleteSummary() string {
 		parts = append(parts[:most], fmt.Sprintf("and %d more reasons in the report", len(parts)-most))
 	}
 	return head + " (" + strings.Join(parts, "; ") + ")"
+}
+
+// Gaps lists the reads c declared that snap does not hold, required ones
+// first, each with why. A read both required and optional is required.
+func Gaps(snap *snapshot.Snapshot, c *Check) []Gap {
+	var out []Gap
+	seen := map[snapshot.Resource]bool{}
+	add := func(rs []snapshot.Resource, optional bool) {
+		for _, r := range snapshot.Plan(rs) {
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+			if err := snap.Err(r); err != nil {
+				out = append(out, Gap{Read: r.String(), Cause: snapshot.CauseOf(err), Reason: err.Error(), Optional: optional})
+			}
+		}
+	}
+	add(c.Reads, false)
+	add(c.Optional, true)
+	return out
 }
 
 // blocked says whether a check cannot run because a resource it reads could
@@ -152,16 +221,16 @@ func appendUnique(list []string, s string) []string {
 	return append(list, s)
 }
 
-func runOne(c *Check, snap *snapshot.Snapshot, now time.Time) (res CheckResult, fs []Finding) {
+func runOne(ctx context.Context, c *Check, snap *snapshot.Snapshot, now time.Time) (res CheckResult, fs []Finding) {
 	res.Name = c.Name
 	defer func() {
 		if v := recover(); v != nil {
-			res, fs = CheckResult{Name: c.Name, Status: StatusError, Reason: fmt.Sprintf("check panicked: %v", v)}, nil
+			res, fs = CheckResult{Name: c.Name, Status: StatusError, Reason: fmt.Sprintf("check panicked: %v", v), ran: true}, nil
 		}
 	}()
-	p := &Pass{Check: c, Snapshot: snap, Now: now}
+	p := &Pass{Check: c, Snapshot: snap, Now: now, Context: ctx}
 	if err := c.Run(p); err != nil {
-		return CheckResult{Name: c.Name, Status: StatusError, Reason: err.Error()}, nil
+		return CheckResult{Name: c.Name, Status: StatusError, Reason: err.Error(), ran: true}, nil
 	}
 	res.Status = StatusPassed
 	if len(p.findings) > 0 {
@@ -198,6 +267,10 @@ type Report struct {
 	// CI workflow (ci.go): the config file used, findings suppressed by it
 	// or by annotations (only with --show-suppressed), baseline findings no
 	// longer reported, and ignore entries past their expiry date.
+	// Error is why the scan could not run at all (FailedReport): the
+	// kubeconfig, the cluster or the --from input. No check ran.
+	Error string `json:"error,omitempty"`
+
 	Config         string          `json:"config,omitempty"`
 	Suppressed     []Finding       `json:"suppressed,omitempty"`
 	Resolved       []Finding       `json:"resolved,omitempty"`
@@ -227,6 +300,10 @@ type Summary struct {
 	Failed   int `json:"failed"`
 	Skipped  int `json:"skipped"`
 	Errors   int `json:"errors"`
+	// Partial counts checks that ran without some optional read, Disabled
+	// those turned off by flags or the config.
+	Partial  int `json:"partial,omitempty"`
+	Disabled int `json:"disabled,omitempty"`
 	// Suppressed counts findings silenced by the config or an annotation;
 	// New, Known and Resolved compare with --baseline (0 without one).
 	Suppressed int `json:"suppressed"`
@@ -241,7 +318,17 @@ type CheckResult struct {
 	Status   string `json:"status"`
 	Reason   string `json:"reason,omitempty"`
 	Findings int    `json:"findings"`
+	// Coverage is "full", "partial" (ran without an optional read: see
+	// Missing) or "none" (skipped, errored before running, disabled).
+	Coverage string `json:"coverage,omitempty"`
+	// Missing lists the declared reads the scan did not have, and why.
+	Missing []Gap `json:"missing,omitempty"`
+
+	ran bool
 }
+
+// Partial says whether the check ran without some of its optional reads.
+func (c *CheckResult) Partial() bool { return c.Coverage == CoveragePartial }
 
 // Duration marshals as a Go duration string ("412ms").
 type Duration time.Duration
@@ -304,10 +391,28 @@ func (r *Report) tally() {
 			r.Summary.Failed++
 		case StatusSkipped:
 			r.Summary.Skipped++
+		case StatusDisabled:
+			r.Summary.Disabled++
 		default:
 			r.Summary.Errors++
 		}
+		if c.Coverage == CoveragePartial {
+			r.Summary.Partial++
+		}
 	}
+}
+
+// Disable adds checks that were selected out (by --check/--skip or the
+// config) to the report as disabled, with why, so that every output says
+// what the scan did not look at.
+func (r *Report) Disable(names []string, reason string) {
+	for _, n := range names {
+		if slices.ContainsFunc(r.Checks, func(c CheckResult) bool { return c.Name == n }) {
+			continue
+		}
+		r.Checks = append(r.Checks, CheckResult{Name: n, Status: StatusDisabled, Reason: reason, Coverage: CoverageNone})
+	}
+	r.Finalize()
 }
 
 // Worst is the highest severity among the findings, 0 when there are none;
@@ -328,6 +433,15 @@ func (r *Report) Worst() Severity {
 // Fails says whether the report should fail a CI run gated at threshold.
 func (r *Report) Fails(threshold Severity) bool {
 	return threshold != Never && r.Worst() >= threshold
+}
+
+// FailedReport is the report of a scan that could not start (exit 2), so
+// that CI still gets the format it asked for, saying why: an incomplete
+// report with no check and the error.
+func FailedReport(reason string) *Report {
+	r := &Report{APIVersion: APIVersion, Kind: "Report", Checks: []CheckResult{}, Findings: []Finding{}, Error: reason}
+	r.Incomplete = []Missing{{Reason: "the scan could not run: " + reason}}
+	return r
 }
 
 // ErrNoChecks is returned when --check/--skip leave nothing to run.

@@ -84,8 +84,14 @@ func Histories(s *snapshot.Snapshot) []WorkloadHistory {
 		out = append(out, WorkloadHistory{Kind: kind, Namespace: m.Namespace, Name: m.Name, RevisionHistoryLimit: limit, Revisions: revs})
 	}
 	deps := s.Deployments()
+	if s.Err(snapshot.ReplicaSets) != nil {
+		deps = nil // their revisions were not read
+	}
 	for i := range deps {
 		add("Deployment", &deps[i].ObjectMeta, deps[i].Spec.RevisionHistoryLimit)
+	}
+	if s.Err(snapshot.ControllerRevisions) != nil {
+		return out // DaemonSet and StatefulSet revisions were not read
 	}
 	dss := s.DaemonSets()
 	for i := range dss {

@@ -51,6 +51,9 @@ func (n *newest) see(obj runtime.Object) {
 				if t := c.State.Terminated; t != nil {
 					n.at(t.StartedAt, t.FinishedAt)
 				}
+				if t := c.LastTerminationState.Terminated; t != nil {
+					n.at(t.StartedAt, t.FinishedAt) // a crash loop's last exit
+				}
 			}
 		}
 	case *corev1.Event:

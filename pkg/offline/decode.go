@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -36,6 +39,9 @@ type Stats struct {
 	NotObjects int
 	// OutOfScope counts objects outside the namespace given with -n.
 	OutOfScope int
+	// Duplicates counts objects read a second time (same resource,
+	// namespace and name) and filed once.
+	Duplicates int
 }
 
 func newStats() *Stats {
@@ -68,6 +74,8 @@ type decoder struct {
 	ns     string // -n: drop namespaced objects of other namespaces
 	clock  newest
 	header *Header // the dump header, once read
+	limits *limits
+	seen   map[dedupeKey]bool
 	// finished is the dump's end of capture, when it records one.
 	finished time.Time
 }
@@ -101,13 +109,19 @@ func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
 	if err != nil {
 		return &InputError{File: name, Msg: err.Error()}
 	}
+	if binary(first) {
+		return &InputError{File: name, Msg: "binary data, not JSON or YAML"}
+	}
 	if first == '{' || first == '[' {
 		dec := json.NewDecoder(&logFilter{r: br})
 		for {
 			st.doc++
 			var raw json.RawMessage
+			d.limits.startDocument()
 			if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
 				break
+			} else if le, ok := limitError(err); ok {
+				return st.fail(le.Error())
 			} else if err != nil {
 				return st.fail(fmt.Sprintf("not valid JSON: %v", jsonErr(err)))
 			}
@@ -122,9 +136,13 @@ func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
 		yr := utilyaml.NewYAMLReader(br)
 		for {
 			st.doc++
+			d.limits.startDocument()
 			doc, err := yr.Read()
 			if errors.Is(err, io.EOF) {
 				break
+			}
+			if le, ok := limitError(err); ok {
+				return st.fail(le.Error())
 			}
 			if err != nil {
 				return st.fail(fmt.Sprintf("not valid YAML: %v", err))
@@ -230,6 +248,16 @@ func (st *stream) list(tm typeMeta) error {
 	if err := json.Unmarshal(tm.Items, &items); err != nil {
 		return st.fail(fmt.Sprintf("%s: items is not an array of objects", tm.Kind))
 	}
+	if len(items) == 0 && itemKind == "" && !st.dump {
+		// An empty `kind: List` says nothing of its kind, but a capture
+		// names its files after what they list (a must-gather's
+		// namespaces/NS/apps/daemonsets.yaml): read, zero objects.
+		base := path.Base(st.name)
+		base = strings.TrimSuffix(base, path.Ext(base))
+		if r, ok := snapshot.ForResource(base); ok && r.Kind != "Event" && !st.d.secret(r.Kind) {
+			st.d.b.Present(r)
+		}
+	}
 	for _, it := range items {
 		var itm typeMeta
 		if err := json.Unmarshal(it, &itm); err != nil {
@@ -302,10 +330,39 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 		d.stats.OutOfScope++
 		return nil
 	}
+	// Captures hold some objects twice (a must-gather's namespaces/NS/core
+	// files and its aggregated lists; a link and its target): each is
+	// filed once, the first copy kept.
+	key := dedupeKey{r: r, ns: namespaceOf(obj), name: nameOf(obj)}
+	if d.seen == nil {
+		d.seen = map[dedupeKey]bool{}
+	}
+	if d.seen[key] {
+		d.stats.Duplicates++
+		return nil
+	}
+	d.seen[key] = true
 	d.clock.see(obj)
 	d.b.Add(r, obj)
 	d.stats.Objects++
 	return nil
+}
+
+// dedupeKey identifies an object within an input: a resource's objects
+// are unique by namespace and name (a UID names the same object).
+type dedupeKey struct {
+	r        snapshot.Resource
+	ns, name string
+}
+
+func nameOf(obj runtime.Object) string {
+	if m, err := meta.Accessor(obj); err == nil {
+		if m.GetName() == "" {
+			return "uid:" + string(m.GetUID())
+		}
+		return m.GetName()
+	}
+	return ""
 }
 
 // record handles the records of a kubectl-doctor dump.

@@ -30,6 +30,9 @@ type Options struct {
 	Namespace string
 	// Stdin is read when the path is "-".
 	Stdin io.Reader
+	// MaxDocument and MaxInput bound one document and the whole input,
+	// decompressed (0: DefaultMaxDocument, DefaultMaxInput).
+	MaxDocument, MaxInput int64
 }
 
 // Formats a Result may report.
@@ -58,7 +61,7 @@ type Result struct {
 // bundle), or a .tar.gz support bundle; "-" reads opts.Stdin. Broken input
 // is an *InputError naming the file and what is wrong.
 func Load(p string, opts Options) (*Result, error) {
-	d := &decoder{b: snapshot.NewBuilder(Absent), stats: newStats(), ns: opts.Namespace}
+	d := &decoder{b: snapshot.NewBuilder(Absent), stats: newStats(), ns: opts.Namespace, limits: newLimits(opts)}
 	t := &tree{d: d}
 	var err error
 	switch fi, statErr := os.Stat(p); {
@@ -70,7 +73,13 @@ func Load(p string, opts Options) (*Result, error) {
 	case statErr != nil:
 		return nil, &InputError{File: p, Msg: plainPathError(statErr)}
 	case fi.IsDir():
-		err = t.dir(p)
+		// A capture directory may be a symlink (os.Stat followed it):
+		// walk what it points to.
+		root, rerr := filepath.EvalSymlinks(p)
+		if rerr != nil {
+			return nil, &InputError{File: p, Msg: plainPathError(rerr)}
+		}
+		err = t.dir(root)
 	default:
 		err = t.openFile(p)
 	}
@@ -113,6 +122,7 @@ type tree struct {
 	pendingFiles  int    // files that error concerns, skipped if this is a bundle
 	serverVersion string // from a bundle's cluster-info/cluster_version.json
 	otherFiles    int    // logs and other files that are not JSON or YAML
+	inArchive     bool   // reading a tar archive, whose reader is limited already
 }
 
 // markers are the directories that make a tree a support bundle
@@ -124,12 +134,34 @@ func (t *tree) dir(root string) error {
 		if err != nil {
 			return &InputError{File: p, Msg: plainPathError(err)}
 		}
-		if !e.Type().IsRegular() {
+		target := p
+		if e.Type()&fs.ModeSymlink != 0 {
+			// Followed only to a regular file inside the capture: a
+			// link out of it (../../etc/passwd) or to a directory (a
+			// loop) is skipped and counted.
+			resolved, err := filepath.EvalSymlinks(p)
+			if err != nil || !within(root, resolved) {
+				t.otherFiles++
+				return nil
+			}
+			fi, err := os.Stat(resolved)
+			if err != nil || !fi.Mode().IsRegular() {
+				t.otherFiles++
+				return nil
+			}
+			target = resolved
+		} else if !e.Type().IsRegular() {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		return t.file(p, filepath.ToSlash(rel), func() (io.ReadCloser, error) { return os.Open(p) })
+		return t.file(p, filepath.ToSlash(rel), func() (io.ReadCloser, error) { return os.Open(target) })
 	})
+}
+
+// within says whether path p lies inside directory root.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 func (t *tree) openFile(p string) error {
@@ -145,27 +177,56 @@ func (t *tree) openFile(p string) error {
 // support bundle) is walked as a tree, anything else is one stream.
 func (t *tree) stream(name string, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	head, _ := br.Peek(6)
+	if c := unsupportedCompression(head); c != "" {
+		return &InputError{File: name, Msg: fmt.Sprintf("%s-compressed: not supported; decompress it first (e.g. %s)", c, decompressHint[c])}
+	}
+	gzipped := false
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return &InputError{File: name, Msg: "not valid gzip: " + err.Error()}
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(&gzipErrors{r: zr}, 64<<10)
+		br = bufio.NewReaderSize(t.d.limits.reader(&gzipErrors{r: zr}), 64<<10)
+		gzipped = true
+	} else {
+		br = bufio.NewReaderSize(t.d.limits.reader(br), 64<<10)
 	}
 	if head, _ := br.Peek(512); len(head) == 512 && bytes.Equal(head[257:262], []byte("ustar")) {
-		return t.tar(name, br)
+		if err := t.tar(name, br); err != nil {
+			return err
+		}
+		if gzipped {
+			// Read to the end of the gzip stream, so that its checksum and
+			// length are verified even when the tar ended first.
+			if _, err := io.Copy(io.Discard, br); err != nil {
+				return &InputError{File: name, Msg: err.Error()}
+			}
+		}
+		return nil
 	}
 	t.d.stats.Files++
 	return t.d.decodeStream(name, br, false)
 }
 
+var decompressHint = map[string]string{"xz": "xz -d FILE", "zstd": "zstd -d FILE", "bzip2": "bunzip2 FILE", "zip": "unzip FILE, then --from the directory"}
+
 func (t *tree) tar(name string, r io.Reader) error {
-	tr := tar.NewReader(r)
+	tail := &tailReader{r: r}
+	tr := tar.NewReader(tail)
+	t.inArchive = true
+	defer func() { t.inArchive = false }()
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			if !tail.endsWithZeroBlocks() {
+				return &InputError{File: name, Msg: "the tar archive is truncated: it ends without its end-of-archive blocks"}
+			}
 			return nil
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return &InputError{File: name, Msg: "the tar archive is truncated: " + err.Error()}
 		}
 		if err != nil {
 			return &InputError{File: name, Msg: "reading the tar archive: " + err.Error()}
@@ -210,7 +271,14 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 	}
 	defer rc.Close()
 	t.d.stats.Files++
-	err = t.d.decodeStream(display, rc, inMarker >= 0)
+	var in io.Reader = rc
+	if !t.inArchive {
+		in = t.d.limits.reader(rc)
+	}
+	err = t.d.decodeStream(display, in, inMarker >= 0)
+	if _, ok := limitError(err); ok {
+		return err // never skipped: a size limit is not a redaction
+	}
 	if err != nil && inMarker >= 0 && !t.readsResource(parts[inMarker+1:]) {
 		// Custom resources, CRDs, RBAC, redacted copies: no check reads
 		// them, and redaction may leave them invalid.

@@ -18,14 +18,15 @@ import (
 // <skipped> testcase and a check that could not run an <error> one.
 
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	// no skipped attribute: the Jenkins schema does not allow one on
+	// <testsuites> (testdata/junit); each <testsuite> carries its own.
+	Time   string       `xml:"time,attr"`
+	Suites []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
@@ -87,8 +88,12 @@ func JUnit(w io.Writer, r *doctor.Report, o Options) error {
 		s := junitSuite{Name: c.Name, Hostname: r.Cluster.Server, Properties: props}
 		class := "kubectl-doctor." + c.Name
 		switch c.Status {
-		case doctor.StatusSkipped:
-			s.Cases = append(s.Cases, junitCase{Name: c.Name, Classname: class, Skipped: &junitSkipped{Message: c.Reason}})
+		case doctor.StatusSkipped, doctor.StatusDisabled:
+			msg := c.Reason
+			if c.Status == doctor.StatusDisabled && msg == "" {
+				msg = "disabled"
+			}
+			s.Cases = append(s.Cases, junitCase{Name: c.Name, Classname: class, Skipped: &junitSkipped{Message: msg}})
 			s.Skipped++
 		case doctor.StatusError:
 			s.Cases = append(s.Cases, junitCase{Name: c.Name, Classname: class, Error: &junitProblem{Message: c.Reason, Type: "error", Text: c.Reason}})
@@ -122,12 +127,30 @@ func JUnit(w io.Writer, r *doctor.Report, o Options) error {
 				Skipped: &junitSkipped{Message: "suppressed: " + reason}, SystemOut: findingText(f)})
 			s.Skipped++
 		}
+		if c.Partial() {
+			for i := range s.Cases {
+				if s.Cases[i].SystemOut == "" {
+					s.Cases[i].SystemOut = "ran without some data: " + gapText(c.Missing)
+				}
+			}
+		}
 		s.Tests = len(s.Cases)
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
-		doc.Skipped += s.Skipped
 		doc.Suites = append(doc.Suites, s)
+	}
+	if r.Error != "" || len(r.Checks) == 0 {
+		// The scan could not run (or ran nothing): one error testcase, so
+		// a CI test report shows why instead of nothing.
+		msg := r.Error
+		if msg == "" {
+			msg = r.IncompleteSummary()
+		}
+		doc.Suites = append(doc.Suites, junitSuite{Name: "kubectl-doctor", Tests: 1, Errors: 1, Hostname: r.Cluster.Server, Properties: props,
+			Cases: []junitCase{{Name: "scan", Classname: "kubectl-doctor.scan", Error: &junitProblem{Message: msg, Type: "error", Text: msg}}}})
+		doc.Tests++
+		doc.Errors++
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -139,6 +162,15 @@ func JUnit(w io.Writer, r *doctor.Report, o Options) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// gapText is "controllerrevisions.apps (absent: not in the dump: ...)".
+func gapText(gaps []doctor.Gap) string {
+	var parts []string
+	for _, g := range gaps {
+		parts = append(parts, g.Read+" ("+g.Cause+": "+g.Reason+")")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // findingText is a finding as plain text: message, examples, remediation.
@@ -156,6 +188,9 @@ func findingText(f doctor.Finding) string {
 		if r.Command != "" {
 			fmt.Fprintf(&b, "\n  $ %s", r.Command)
 		}
+	}
+	if f.Partial != "" {
+		fmt.Fprintf(&b, "\npartial: %s", f.Partial)
 	}
 	fmt.Fprintf(&b, "\nfingerprint %s", f.Fingerprint)
 	return b.String()

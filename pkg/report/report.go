@@ -158,6 +158,12 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 	p := newPalette(o.Color)
 	var b strings.Builder
 	wide := o.Format == "wide"
+	// An incomplete scan says so before anything else, so that no finding
+	// list or verdict is read as the whole story.
+	if !r.Complete {
+		why := strings.TrimPrefix(strings.TrimPrefix(r.IncompleteSummary(), "incomplete scan: "), "incomplete scan ")
+		fmt.Fprintf(&b, "%s %s\n\n", p.sev[doctor.Critical].Sprint("INCOMPLETE:"), Esc(why))
+	}
 	if usesBaseline(r) {
 		writeBaseline(&b, r, p, wide)
 	} else {
@@ -172,19 +178,20 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 	if o.Format == "wide" {
 		fmt.Fprintf(&b, "\ncluster %s (%s)\n", Esc(r.Cluster.Server), Esc(r.Cluster.Version))
 		for _, c := range r.Checks {
-			fmt.Fprintf(&b, "  %-8s %-28s %d findings\n", c.Status, c.Name, c.Findings)
+			fmt.Fprintf(&b, "  %-8s %-28s %d findings%s\n", statusWord(c), c.Name, c.Findings, missingText(c))
 		}
-	}
-	switch {
-	case len(r.Findings) == 0:
-		fmt.Fprintf(&b, "%s\n", p.green.Sprint("No problems found."))
-	case r.Summary.Known == len(r.Findings):
-		fmt.Fprintf(&b, "%s\n", p.green.Sprint("No new problems."))
 	}
 	if len(r.Findings) > 0 || o.Format == "wide" || r.Summary.Skipped+r.Summary.Errors > 0 || len(r.Suppressed)+len(r.ExpiredIgnores) > 0 {
 		b.WriteString("\n")
 	}
 	b.WriteString(SummaryLine(r) + "\n")
+	// The last line is the verdict with what it rests on: never a bare
+	// all-clear.
+	verdict := Esc(r.CoverageLine())
+	if r.Complete && r.Worst() == 0 && r.Summary.Skipped+r.Summary.Partial == 0 {
+		verdict = p.green.Sprint(verdict)
+	}
+	b.WriteString(verdict + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -207,6 +214,12 @@ func writeFinding(b *strings.Builder, f doctor.Finding, p palette, wide bool) {
 		}
 		fmt.Fprintf(b, "    %s %s\n", p.dim.Sprint("e.g."), strings.Join(ex, ", "))
 	}
+	if f.Partial != "" {
+		fmt.Fprintf(b, "    %s\n", p.dim.Sprint("(partial: "+Esc(f.Partial)+")"))
+	}
+	if len(f.NewMembers) > 0 {
+		fmt.Fprintf(b, "    new since the baseline: %s\n", Esc(strings.Join(f.NewMembers, ", ")))
+	}
 	for _, rem := range f.Remediation {
 		fmt.Fprintf(b, "    → %s\n", Esc(rem.Text))
 		if rem.Command != "" {
@@ -223,7 +236,13 @@ func SummaryLine(r *doctor.Report) string {
 	if s.Failed > 0 {
 		line += fmt.Sprintf(", %d failed", s.Failed)
 	}
+	if s.Partial > 0 {
+		line += fmt.Sprintf(", %d partial", s.Partial)
+	}
 	line += fmt.Sprintf(", %d skipped", s.Skipped)
+	if s.Disabled > 0 {
+		line += fmt.Sprintf(", %d disabled", s.Disabled)
+	}
 	if s.Errors > 0 {
 		line += fmt.Sprintf(", %d errors", s.Errors)
 	}
@@ -237,6 +256,27 @@ func SummaryLine(r *doctor.Report) string {
 		line += " · INCOMPLETE scan"
 	}
 	return line
+}
+
+// statusWord is the check's status for people: "partial" for a check that
+// ran without some optional read.
+func statusWord(c doctor.CheckResult) string {
+	if c.Coverage == doctor.CoveragePartial {
+		return c.Status + "*"
+	}
+	return c.Status
+}
+
+// missingText is " (without: events(reason=X): absent)" for the wide table.
+func missingText(c doctor.CheckResult) string {
+	if len(c.Missing) == 0 || c.Status == doctor.StatusSkipped {
+		return ""
+	}
+	var parts []string
+	for _, g := range c.Missing {
+		parts = append(parts, g.Read+": "+g.Cause)
+	}
+	return " (without " + Esc(strings.Join(parts, ", ")) + ")"
 }
 
 func roundDuration(d time.Duration) string {

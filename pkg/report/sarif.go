@@ -157,13 +157,14 @@ func SARIF(w io.Writer, r *doctor.Report, o Options) error {
 	index := map[string]int{}
 	for _, cr := range r.Checks {
 		rule := sarifRule{ID: cr.Name, ShortDescription: sarifText{Text: cr.Name}, DefaultConfiguration: sarifRuleConf{Level: "warning"}}
+		rule.Properties = map[string]any{"status": cr.Status, "coverage": cr.Coverage}
 		if c := byName[cr.Name]; c != nil {
 			rule.Name = ruleName(c.Name)
 			rule.ShortDescription = sarifText{Text: c.Title()}
 			rule.FullDescription = &sarifText{Text: firstParagraph(c.Body())}
 			rule.Help = &sarifText{Text: c.Body(), Markdown: c.Body()}
 			rule.DefaultConfiguration.Level = SARIFLevel(c.Severity)
-			rule.Properties = map[string]any{"tags": []string{"kubernetes"}}
+			rule.Properties["tags"] = []string{"kubernetes"}
 		}
 		if o.DocsURL != nil {
 			rule.HelpURI = o.DocsURL(cr.Name)
@@ -181,9 +182,20 @@ func SARIF(w io.Writer, r *doctor.Report, o Options) error {
 		return index[check]
 	}
 	// An incomplete scan (a read failed, nothing could run) did not succeed.
-	inv := sarifInvocation{ExecutionSuccessful: len(r.Incomplete) == 0}
+	inv := sarifInvocation{ExecutionSuccessful: len(r.Incomplete) == 0 && r.Error == ""}
+	if r.Error != "" {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "error",
+			Message: sarifText{Text: "the scan could not run: " + r.Error}})
+	}
 	for _, c := range r.Checks {
+		if c.Partial() {
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "warning",
+				Message: sarifText{Text: "check " + c.Name + " ran without some data: " + gapText(c.Missing)}, Descriptor: &sarifDescriptorRf{ID: c.Name}})
+		}
 		switch c.Status {
+		case doctor.StatusDisabled:
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "note",
+				Message: sarifText{Text: "check " + c.Name + " disabled: " + c.Reason}, Descriptor: &sarifDescriptorRf{ID: c.Name}})
 		case doctor.StatusSkipped:
 			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "note",
 				Message: sarifText{Text: "check " + c.Name + " skipped: " + c.Reason}, Descriptor: &sarifDescriptorRf{ID: c.Name}})
@@ -209,7 +221,7 @@ func SARIF(w io.Writer, r *doctor.Report, o Options) error {
 		res.Suppressions = []sarifSuppression{{Kind: kind, Status: "accepted", Justification: reason}}
 		results = append(results, res)
 	}
-	props := map[string]any{"cluster": r.Cluster, "summary": r.Summary}
+	props := map[string]any{"cluster": r.Cluster, "summary": r.Summary, "checks": r.Checks, "complete": r.Complete}
 	if len(r.Resolved) > 0 {
 		var resolved []string
 		for _, f := range r.Resolved {
@@ -294,11 +306,20 @@ func ruleName(check string) string {
 	return b.String()
 }
 
+// firstParagraph is the first paragraph of prose of a check's doc body:
+// headings ("## Why it matters") are not paragraphs, and a heading line
+// directly above the text does not make the text part of it.
 func firstParagraph(s string) string {
 	for _, p := range strings.Split(s, "\n\n") {
-		p = strings.TrimSpace(p)
-		if p != "" && !strings.HasPrefix(p, "#") {
-			return p
+		var lines []string
+		for _, l := range strings.Split(strings.TrimSpace(p), "\n") {
+			if len(lines) == 0 && strings.HasPrefix(strings.TrimSpace(l), "#") {
+				continue // a heading above the paragraph
+			}
+			lines = append(lines, l)
+		}
+		if text := strings.TrimSpace(strings.Join(lines, "\n")); text != "" {
+			return text
 		}
 	}
 	return strings.TrimSpace(s)

@@ -191,3 +191,63 @@ func TestSARIFSchemaRejectsInvalidLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestSARIFScanFailure: a scan that could not start still writes SARIF,
+// valid, that says it did not succeed and why.
+func TestSARIFScanFailure(t *testing.T) {
+	var b bytes.Buffer
+	if err := Print(&b, doctor.FailedReport("--from capture.tar.gz: truncated archive"), ciOptions("sarif")); err != nil {
+		t.Fatal(err)
+	}
+	run := validateSARIF(t, b.Bytes())
+	inv := run["invocations"].([]any)[0].(map[string]any)
+	if inv["executionSuccessful"] != false {
+		t.Errorf("executionSuccessful = %v", inv["executionSuccessful"])
+	}
+	notes := inv["toolExecutionNotifications"].([]any)
+	msg := notes[0].(map[string]any)["message"].(map[string]any)["text"]
+	if msg != "the scan could not run: --from capture.tar.gz: truncated archive" {
+		t.Errorf("notification %v", msg)
+	}
+}
+
+// TestSARIFFullDescription is the first paragraph of prose: the doc of a
+// check opens with a heading, which is not a paragraph.
+func TestSARIFFullDescription(t *testing.T) {
+	body := "## Why it matters\nThese are the failures SREs meet.\nEvery week.\n\n## How it is detected\nFrom pods."
+	if got, want := firstParagraph(body), "These are the failures SREs meet.\nEvery week."; got != want {
+		t.Errorf("firstParagraph = %q, want %q", got, want)
+	}
+	r := ciSample()
+	r.Disable([]string{"d"}, "disabled by the config")
+	r.Checks[0].Coverage, r.Checks[0].Missing = doctor.CoveragePartial, []doctor.Gap{{Read: "events", Cause: "absent", Reason: "not in the dump: events", Optional: true}}
+	checks := append(ciChecks(), &doctor.Check{Name: "d", Doc: "Title of d\n\n" + body, Severity: doctor.Info})
+	o := ciOptions("sarif")
+	o.Checks = checks
+	var b bytes.Buffer
+	if err := Print(&b, r, o); err != nil {
+		t.Fatal(err)
+	}
+	run := validateSARIF(t, b.Bytes())
+	var texts []string
+	for _, n := range run["invocations"].([]any)[0].(map[string]any)["toolExecutionNotifications"].([]any) {
+		texts = append(texts, n.(map[string]any)["message"].(map[string]any)["text"].(string))
+	}
+	joined := strings.Join(texts, "\n")
+	for _, want := range []string{"check d disabled: disabled by the config", "check a ran without some data: events (absent: not in the dump: events)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("notifications lack %q:\n%s", want, joined)
+		}
+	}
+	for _, x := range run["tool"].(map[string]any)["driver"].(map[string]any)["rules"].([]any) {
+		rule := x.(map[string]any)
+		if rule["id"] == "d" {
+			if got := rule["fullDescription"].(map[string]any)["text"]; got != "These are the failures SREs meet.\nEvery week." {
+				t.Errorf("fullDescription of d = %q", got)
+			}
+			if rule["properties"].(map[string]any)["status"] != "disabled" {
+				t.Errorf("rule d properties %v", rule["properties"])
+			}
+		}
+	}
+}

@@ -58,6 +58,44 @@ type ListError struct {
 	Reason   string
 	Skip     bool
 	Err      error
+	// Cause classifies the failure for coverage reports and exit codes:
+	// one of the Cause* constants; "" is derived from Skip and Reason.
+	Cause string
+}
+
+// Why a read is missing from a snapshot (ListError.Cause, CauseOf).
+const (
+	// CauseAbsent: the input (a dump, a capture, kubectl output) does not
+	// hold the resource, or the scan did not plan it.
+	CauseAbsent = "absent"
+	// CauseDenied: the user may not read it (RBAC: forbidden, unauthorized).
+	CauseDenied = "denied"
+	// CauseUnserved: the cluster does not serve the API (not installed) or
+	// it is unavailable (an aggregated API answering 503).
+	CauseUnserved = "unserved"
+	// CauseFailed: the read failed or timed out; a retry may succeed.
+	CauseFailed = "failed"
+)
+
+// CauseOf classifies why err kept a resource from being read: CauseFailed
+// for an error that is not a skippable ListError.
+func CauseOf(err error) string {
+	var le *ListError
+	if !errors.As(err, &le) {
+		return CauseFailed
+	}
+	switch {
+	case le.Cause != "":
+		return le.Cause
+	case !le.Skip:
+		return CauseFailed
+	case strings.HasPrefix(le.Reason, "forbidden") || strings.HasPrefix(le.Reason, "unauthorized") ||
+		strings.Contains(le.Reason, "forbidden"):
+		return CauseDenied
+	case strings.HasPrefix(le.Reason, "not served") || strings.HasPrefix(le.Reason, "unavailable"):
+		return CauseUnserved
+	}
+	return CauseAbsent
 }
 
 func (e *ListError) Error() string { return e.Reason }

@@ -116,3 +116,25 @@ func Plan(reads []Resource) []Resource {
 	}
 	return out
 }
+
+// ForKind returns the resource objects of kind are listed as ("Event":
+// every event), false for a kind no check reads.
+func ForKind(kind string) (Resource, bool) {
+	for _, r := range known {
+		if r.Kind == kind {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// ForResource returns the resource whose plural is name ("daemonsets"),
+// false for a resource no check reads.
+func ForResource(name string) (Resource, bool) {
+	for _, r := range known {
+		if r.Resource == name {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}

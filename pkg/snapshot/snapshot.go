@@ -99,12 +99,12 @@ func (s *Snapshot) Err(r Resource) error {
 	}
 	if r.Path != "" {
 		if s.metrics == nil {
-			return &ListError{Resource: r, Reason: s.absentReason(r, "not read by this scan"), Skip: true}
+			return &ListError{Resource: r, Reason: s.absentReason(r, "not read by this scan"), Skip: true, Cause: CauseAbsent}
 		}
 		return nil
 	}
 	if s.list(r) == nil {
-		return &ListError{Resource: r, Reason: s.absentReason(r, "not listed by this scan"), Skip: true}
+		return &ListError{Resource: r, Reason: s.absentReason(r, "not listed by this scan"), Skip: true, Cause: CauseAbsent}
 	}
 	return nil
 }
