@@ -19,7 +19,7 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
-	Reads:    append(slices.Clone(kube.WebhookReads), kube.WebhookHarmEvents),
+	Reads:    append(slices.Clone(kube.WebhookReads), kube.WarningEventReads),
 	// The backend's pods, to name why it has no ready endpoint, and the API
 	// server's metrics, to show the harm of failing open.
 	Optional: append([]snapshot.Resource{snapshot.APIServerMetrics}, kube.PodProblemReads...),
