@@ -38,6 +38,11 @@ type PullFailure string
 const (
 	PullNotFound     PullFailure = "not found"
 	PullAccessDenied PullFailure = "access denied"
+	// PullAmbiguous: Docker Hub's "repository does not exist or may require
+	// 'docker login'" says the same for a missing repository and missing
+	// credentials; it is never called a missing tag alone.
+	PullAmbiguous   PullFailure = "not found or access denied"
+	PullRateLimited PullFailure = "rate limited"
 	PullUnreachable  PullFailure = "registry unreachable"
 	PullInvalidName  PullFailure = "invalid image name"
 	PullNever        PullFailure = "not present with imagePullPolicy Never"
@@ -196,17 +201,20 @@ func problemSince(pod *corev1.Pod, init bool) time.Time {
 var (
 	pullNotFound = []string{"not found", "manifest unknown", "name unknown", "repository does not exist", "no such image",
 		"does not exist", "notfound"}
-	pullDenied = []string{"unauthorized", "authentication required", "access denied", "denied:", "403 forbidden", "401",
+	pullDenied = []string{"unauthorized", "authentication required", "access denied", "denied:", "403 forbidden", "401 unauthorized",
 		"insufficient_scope", "requested access to the resource is denied", "no basic auth credentials", "forbidden"}
+	pullRateLimited = []string{"toomanyrequests", "too many requests", "rate limit"}
 	pullUnreachable = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
 		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
 		"502 bad gateway", "dial tcp"}
 )
 
 // ClassifyPull tells a missing image from refused credentials from a
-// registry that cannot be reached, from the kubelet's waiting reason and
-// message. Docker Hub answers "pull access denied ... may require
-// authorization" for repositories that do not exist: that is not found.
+// registry that cannot be reached or rate-limits, from the kubelet's
+// waiting reason and message. Docker Hub answers "pull access denied ...
+// repository does not exist or may require 'docker login'" both for
+// repositories that do not exist and for private ones without
+// credentials: that is PullAmbiguous, never "not found" alone.
 func ClassifyPull(reason, message string) PullFailure {
 	switch reason {
 	case "InvalidImageName":
@@ -216,8 +224,10 @@ func ClassifyPull(reason, message string) PullFailure {
 	}
 	m := strings.ToLower(message)
 	switch {
+	case containsAny(m, pullRateLimited):
+		return PullRateLimited
 	case strings.Contains(m, "repository does not exist or may require"):
-		return PullNotFound
+		return PullAmbiguous
 	case containsAny(m, pullDenied):
 		return PullAccessDenied
 	case containsAny(m, pullNotFound):
