@@ -43,10 +43,10 @@ const (
 	// credentials; it is never called a missing tag alone.
 	PullAmbiguous   PullFailure = "not found or access denied"
 	PullRateLimited PullFailure = "rate limited"
-	PullUnreachable  PullFailure = "registry unreachable"
-	PullInvalidName  PullFailure = "invalid image name"
-	PullNever        PullFailure = "not present with imagePullPolicy Never"
-	PullUnknown      PullFailure = "failing"
+	PullUnreachable PullFailure = "registry unreachable"
+	PullInvalidName PullFailure = "invalid image name"
+	PullNever       PullFailure = "not present with imagePullPolicy Never"
+	PullUnknown     PullFailure = "failing"
 )
 
 // Termination is a container's last termination.
