@@ -28,7 +28,9 @@ var WorkloadPods = &doctor.Check{
 	Reads:    append(append(slices.Clone(kube.PodProblemReads), snapshot.ControllerRevisions), kube.ServiceReads...),
 	// The unavailable APIServices and webhooks whose findings name a
 	// backend's cause, so the backend is not reported twice.
-	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...),
+	// Warning events and claims are the evidence and the cause of pods
+	// that never start; without them findings say what could not be read.
+	Optional: append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims}, kube.WebhookConfigReads...),
 	Run:      runWorkloadPods,
 	Doc: `Workloads whose pods crash-loop, are OOM-killed, cannot pull their image, miss their configuration or never become ready
 
@@ -166,8 +168,10 @@ func runWorkloadPods(p *doctor.Pass) error {
 		histories[h.Namespace+"/"+h.Kind+"/"+h.Name] = h
 	}
 	stuckDone := map[string]bool{}
+	reported := map[string]bool{} // owners with a finding naming a cause
 	for _, g := range kube.OwnerProblemsOf(p.Snapshot, p.Now) {
 		key := kube.OwnerKey(g.Owner)
+		reported[key] = true
 		if chained[key] != "" {
 			continue // folded into the APIService's or webhook's finding
 		}
@@ -199,10 +203,12 @@ func runWorkloadPods(p *doctor.Pass) error {
 	for i := range deps {
 		d := &deps[i]
 		key := d.Namespace + "/Deployment/" + d.Name
-		if c := stuckRollout(d); c != nil && !stuckDone[key] && chained[key] == "" {
+		if c := stuckRollout(d); c != nil && !stuckDone[key] && chained[key] == "" && !reported[key] {
 			reportStuck(p, d, c, nil, histories[key])
 		}
 	}
+	reportCreateFailures(p, reported)
+	reportUnavailable(p, reported, chained)
 	return nil
 }
 
@@ -248,7 +254,7 @@ func containerPhrase(g *kube.OwnerProblem) string {
 	return kind + " " + cs[0]
 }
 
-func causeDetails(g *kube.OwnerProblem) (verb, details string) {
+func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 	ex := g.Example()
 	cp := containerPhrase(g)
 	switch g.Cause {
@@ -260,16 +266,29 @@ func causeDetails(g *kube.OwnerProblem) (verb, details string) {
 				details += "; last termination message: " + kube.Quote(ex.Last.Message)
 			}
 		}
+		if _, phrase, ok := probeKill(p, g, ex.Container); ok {
+			return "crash-looping", details + "; " + phrase
+		}
 		return "crash-looping", details
+	case kube.NotStarted:
+		details, _, _ = notStarted(p, g)
+		return "not starting", details
 	case kube.OOMKill:
 		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts"))
 		return "OOM-killed", details
 	case kube.ImagePull:
-		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(ex.Pull))
-		if ex.Message != "" {
+		pull, event := pullFromEvents(p, g, ex)
+		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(pull))
+		switch {
+		case event != "":
+			details += " (" + ex.Reason + "; the kubelet's newest pull error: " + kube.Quote(event) + ")"
+		case ex.Message != "":
 			details += " (" + ex.Reason + ": " + kube.Quote(ex.Message) + ")"
-		} else {
+		default:
 			details += " (" + ex.Reason + ")"
+		}
+		if pull == kube.PullAccessDenied || pull == kube.PullAmbiguous || pull == kube.PullUnknown {
+			details += fmt.Sprintf("; registry %s, %s", registryOf(ex.Image), pullSecretsPhrase(g.Pods[0]))
 		}
 		return "unable to pull the image", details
 	case kube.ConfigError:
@@ -280,7 +299,7 @@ func causeDetails(g *kube.OwnerProblem) (verb, details string) {
 		}
 		return "unable to start", details
 	case kube.NotReady:
-		return "running but not ready", fmt.Sprintf("%s fails its readiness probe, so the pods receive no Service traffic", cp)
+		return "running but not ready", fmt.Sprintf("%s fails its readiness probe%s, so the pods receive no Service traffic", cp, readinessFailure(p, g, ex.Container))
 	}
 	return string(g.Cause), ""
 }
@@ -291,6 +310,10 @@ func pullPhrase(f kube.PullFailure) string {
 		return "is not found: the tag or repository does not exist"
 	case kube.PullAccessDenied:
 		return "is refused: access denied (credentials or imagePullSecrets)"
+	case kube.PullAmbiguous:
+		return "is refused: the repository does not exist or needs credentials (the registry does not say which)"
+	case kube.PullRateLimited:
+		return "cannot be pulled: the registry rate-limits the node's pulls (toomanyrequests)"
 	case kube.PullUnreachable:
 		return "cannot be fetched: the registry is unreachable"
 	case kube.PullInvalidName:
@@ -341,7 +364,7 @@ func logsTarget(g *kube.OwnerProblem, a availability) string {
 	return "pod/" + g.Pods[0].Name
 }
 
-func remediationFor(g *kube.OwnerProblem, a availability) []doctor.Remediation {
+func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doctor.Remediation {
 	ex := g.Example()
 	ns := g.Owner.Ref.Namespace
 	target := logsTarget(g, a)
@@ -413,6 +436,9 @@ func remediationFor(g *kube.OwnerProblem, a availability) []doctor.Remediation {
 		}
 		rem = append(rem, doctor.Remediation{Text: "see the kubelet's error",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+	case kube.NotStarted:
+		_, _, r := notStarted(p, g)
+		rem = append(rem, r...)
 	case kube.NotReady:
 		rem = append(rem, doctor.Remediation{Text: "see why the readiness probe fails (the events name it)",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
@@ -441,7 +467,7 @@ func registryOf(image string) string {
 
 func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 	a := availabilityOf(g.Owner)
-	verb, details := causeDetails(g)
+	verb, details := causeDetails(p, g)
 	be := "are"
 	if len(g.Pods) == 1 {
 		be = "is"
@@ -463,8 +489,21 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 	}
 	// Cause keeps the fingerprint of "web crash-loops" apart from "web
 	// cannot pull its image" (a baseline must not hide the second).
-	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: string(g.Cause),
-		Examples: doctor.Examples(names), Remediation: remediationFor(g, a)})
+	cause := string(g.Cause)
+	var via []doctor.ObjectRef
+	switch g.Cause {
+	case kube.CrashLoop:
+		if kind, _, ok := probeKill(p, g, g.Example().Container); ok {
+			cause = kind + "-probe-kill"
+		}
+	case kube.NotStarted:
+		_, via, _ = notStarted(p, g)
+		if ex := g.Example(); ex.Event != nil {
+			cause += "-" + string(kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message).Class)
+		}
+	}
+	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
+		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via})
 }
 
 // reportStuck reports a rollout past its progress deadline, with the new
@@ -478,10 +517,10 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	var rem []doctor.Remediation
 	if g != nil {
 		a := availabilityOf(g.Owner)
-		verb, details := causeDetails(g)
+		verb, details := causeDetails(p, g)
 		msg += fmt.Sprintf("; its new pods are %s: %s", verb, details)
 		count = len(g.Pods)
-		rem = append(rem, remediationFor(g, a)...)
+		rem = append(rem, remediationFor(p, g, a)...)
 	} else if c.Message != "" {
 		msg += "; " + c.Message
 	}
@@ -494,10 +533,27 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 			Command: fmt.Sprintf("kubectl rollout undo %s -n %s --to-revision=%d", ref, d.Namespace, prev)}}, rem...)
 	}
 	rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
+	var ev []string
 	if g == nil {
 		rem = append(rem, doctor.Remediation{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)})
+		// No container problem: quote what the new ReplicaSet and its
+		// pods were told (quota, scheduling, volumes), not the symptom.
+		refs := []doctor.ObjectRef{kube.Ref("apps/v1", "Deployment", d)}
+		var conds []string
+		var pods []*corev1.Pod
+		if rs := newReplicaSet(h, d); rs != "" {
+			refs = append(refs, doctor.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: d.Namespace, Name: rs})
+			for _, pod := range p.Snapshot.Pods() {
+				if pod.Namespace == d.Namespace && kube.PodController(pod) == rs && !podReady(pod) {
+					pods = append(pods, pod)
+					conds = append(conds, failingConditions(pod)...)
+				}
+			}
+		}
+		slices.Sort(conds)
+		ev = evidence(p, refs, pods, slices.Compact(conds))
 	}
-	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem})
+	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev})
 }
 
 // previousRevision is the highest revision below the current one.

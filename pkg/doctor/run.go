@@ -341,14 +341,17 @@ var ErrNoChecks = errors.New("no checks selected")
 // are not folded themselves take others in, so chains end at a root cause.
 // Input order is kept otherwise.
 func Fold(fs []Finding) []Finding {
+	// Objects match by kind, namespace and name: checks may spell the
+	// apiVersion differently (a ref from an event, from a list).
+	key := func(o ObjectRef) ObjectRef { o.APIVersion = ""; return o }
 	byObject := map[ObjectRef][]int{}
 	for i, f := range fs {
-		byObject[f.Object] = append(byObject[f.Object], i)
+		byObject[key(f.Object)] = append(byObject[key(f.Object)], i)
 	}
 	target := func(i int) []int {
 		var out []int
 		for _, v := range fs[i].Via {
-			for _, j := range byObject[v] {
+			for _, j := range byObject[key(v)] {
 				if j != i && fs[j].Check != fs[i].Check && !slices.Contains(out, j) {
 					out = append(out, j)
 				}

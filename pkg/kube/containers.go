@@ -30,6 +30,12 @@ const (
 	ConfigError Cause = "container-config"
 	// NotReady: the container runs but fails its readiness probe.
 	NotReady Cause = "not-ready"
+	// NotStarted: the pod is on a node but its containers never started
+	// (ContainerCreating, PodInitializing): a volume that cannot be
+	// attached or mounted, a sandbox that cannot be created, or another
+	// reason the kubelet writes in the pod's Warning events (see
+	// StartProblem).
+	NotStarted Cause = "not-started"
 )
 
 // PullFailure tells image pull failures apart by what the waiting message says.
@@ -81,6 +87,9 @@ type ContainerProblem struct {
 	MissingKey    string
 	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
 	MemoryRequest *resource.Quantity
+	// Event is the pod's newest Warning event that says why, for
+	// NotStarted (and, set by checks, for other causes); nil when none.
+	Event *Warning
 }
 
 // NotReadyAfter is how long a running container may fail readiness before it
