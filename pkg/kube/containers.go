@@ -326,7 +326,13 @@ func ExitCodeMeaning(code int32) string {
 // Describe is the termination in words: "exit code 1 (application error),
 // reason Error".
 func (t *Termination) Describe() string {
-	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, ExitCodeMeaning(t.ExitCode))
+	meaning := ExitCodeMeaning(t.ExitCode)
+	if t.ExitCode == 128+9 && t.Reason != "OOMKilled" {
+		// Reason Error with SIGKILL is a kill from outside (a probe, a
+		// stop that ignored SIGTERM), never the OOM killer's.
+		meaning = "SIGKILL, not an OOM kill: killed from outside, e.g. after failed liveness probes or ignoring SIGTERM"
+	}
+	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, meaning)
 	if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
 		s += ", reason " + t.Reason
 	}
