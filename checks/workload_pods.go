@@ -61,6 +61,35 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   never read);
 - **not ready**: Running but not ready for more than 5 minutes.
 
+- **not starting**: bound to a node, containers still ` + "`ContainerCreating`" + `: the
+  pod's newest Warning event names the cause — a ReadWriteOnce volume still
+  attached elsewhere (the holder pod and node, and strategy ` + "`Recreate`" + ` for a
+  rolling Deployment), a volume source that does not exist, an attach or
+  mount failure, a sandbox the node cannot create — or is quoted.
+
+Warning events come from the scan's one list of ` + "`type=Warning`" + ` events. A
+crash loop whose container the kubelet kills after failed liveness or
+startup probes (` + "`Unhealthy`" + ` and ` + "`Killing`" + ` events) says so and quotes the probe's
+failure; exit 137 with reason ` + "`Error`" + ` is never called an OOM kill. Image pull
+failures the waiting message does not decide are read from the kubelet's
+` + "`Failed`" + ` events (not found, access denied, rate limited, unreachable; Docker
+Hub's "does not exist or may require docker login" is called ambiguous),
+with the registry and the pull secrets the pod declares (names only). A
+ReplicaSet, StatefulSet or DaemonSet the API server refuses pods
+(` + "`FailedCreate`" + `, ` + "`ReplicaFailure`" + `) is reported at its top owner with the
+admission error as written, parsed for ResourceQuota, LimitRange,
+PodSecurity and missing service accounts, e.g.
+` + "`0 of 3 replicas available: replicaset billing-1 has 0 of 3 pods: the API server refuses to create them: ResourceQuota compute is exhausted: requested requests.cpu=500m, used requests.cpu=1800m, limited requests.cpu=2`" + `.
+A Deployment, StatefulSet or DaemonSet unavailable for five minutes that no
+rule explains is reported with its evidence: the newest distinct Warning
+events of it, its ReplicaSets and pods, and its failing conditions, e.g.
+` + "`0 of 1 replicas available for 60m: 1 pod is not ready and no container problem explains it`" + `
+with ` + "`FailedScheduling (x9 over 55m, 4m ago): 0/3 nodes are available: 3 Insufficient memory`" + `
+under it. Such a finding names (Via) its pods, nodes and claims: when
+another check reports one of them (unschedulable, pvc-pending,
+sandbox-failures, admission-webhooks), the engine folds this finding into
+that one ("explains") instead of reporting it twice.
+
 Problems are grouped by the pod's top owner (pod → ReplicaSet → Deployment,
 StatefulSet, DaemonSet, Job → CronJob, bare pod) and cause: one finding each,
 with the count of pods, how long, the nodes for a DaemonSet, the owner's
