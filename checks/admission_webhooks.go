@@ -22,7 +22,7 @@ var AdmissionWebhooks = &doctor.Check{
 	Reads:    slices.Clone(kube.WebhookReads),
 	// The backend's pods, to name why it has no ready endpoint, and the API
 	// server's metrics, to show the harm of failing open.
-	Optional: append([]snapshot.Resource{kube.WebhookHarmEvents, snapshot.APIServerMetrics}, kube.PodProblemReads...),
+	Optional: append([]snapshot.Resource{kube.WarningEventReads, snapshot.APIServerMetrics}, kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 

@@ -18,17 +18,13 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// failedCreateEvents are the events that say why a controller could not
-// create pods; only these are listed, never every event.
-var failedCreateEvents = snapshot.Events("reason=FailedCreate")
-
 // JobBacklog finds CronJobs and Jobs that pile up instead of running, and
 // names what blocks their pods (usually an admission webhook).
 var JobBacklog = &doctor.Check{
 	Name:     "job-backlog",
 	Severity: doctor.Warning,
 	Reads:    []snapshot.Resource{snapshot.CronJobs, snapshot.Jobs},
-	Optional: append([]snapshot.Resource{failedCreateEvents}, kube.WebhookReads...),
+	Optional: append([]snapshot.Resource{kube.WarningEventReads}, kube.WebhookReads...),
 	Run:      runJobBacklog,
 	Doc: `CronJob and Job backlogs: Jobs that never get pods or never finish
 
@@ -49,7 +45,7 @@ three or more of them, or one older than twice the schedule interval (at least
 an hour), or Jobs without any pod (` + "`active+succeeded+failed == 0`" + `) for which
 the job controller reported ` + "`FailedCreate`" + `. Jobs outside CronJobs are reported
 when they have no pod ten minutes after creation or a FailedCreate event.
-Evidence comes from events listed only with ` + "`reason=FailedCreate`" + `: a message
+Evidence comes from the scan's one list of Warning events (` + "`FailedCreate`" + `): a message
 ` + "`failed calling webhook \"NAME\"`" + ` names the webhook, which is then described with
 its failure policy, timeout and backend health (see admission-webhooks).
 
@@ -87,7 +83,7 @@ func scheduleInterval(schedule string, now time.Time) (time.Duration, bool) {
 }
 
 func runJobBacklog(p *doctor.Pass) error {
-	events := kube.NewestEvents(p.Snapshot.Events(failedCreateEvents.FieldSelector), "Job")
+	events := kube.NewestEvents(kube.WarningEventsOf(p.Snapshot).Reason("FailedCreate"), "Job")
 	hooks := map[string]kube.Webhook{}
 	for _, w := range kube.Webhooks(p.Snapshot) {
 		hooks[w.Name] = w

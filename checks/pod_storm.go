@@ -23,8 +23,7 @@ var PodStorm = &doctor.Check{
 	Name:     "pod-storm",
 	Severity: doctor.Warning,
 	Reads:    []snapshot.Resource{snapshot.Pods},
-	Optional: append(slices.Clone(kube.WorkloadReads),
-		recreatingFailedPodEvents, outOfCPUEvents, outOfMemoryEvents),
+	Optional: append(slices.Clone(kube.WorkloadReads), kube.WarningEventReads),
 	Run: runPodStorm,
 	Doc: `Pod storms: controllers recreating pods the kubelet rejects, and piles of failed pods
 
@@ -57,7 +56,7 @@ approach the garbage-collection threshold.
 
 A StatefulSet hides the storm from that count: it deletes each rejected pod
 and recreates it under the same name, so only one Failed pod exists at any
-time. Its storm is read from events, each LIST narrowed by a field selector:
+time. Its storm is read from the scan's one list of Warning events:
 the StatefulSet controller's ` + "`RecreatingFailedPod`" + ` warnings (their count, first
 and last time) and the kubelet's ` + "`OutOfcpu`/`OutOfmemory`" + ` rejections of its pods,
 counted by pod UID. Twenty recreations or rejections make a finding, with the
@@ -345,13 +344,6 @@ func reportEvicted(p *doctor.Pass, g *stormGroup) {
 	p.Report(doctor.Finding{Severity: sev, Object: g.ref(), Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
 }
 
-// Events that show a StatefulSet's storm, read with field selectors.
-var (
-	recreatingFailedPodEvents = snapshot.Events("reason=RecreatingFailedPod")
-	outOfCPUEvents            = snapshot.Events("reason=OutOfcpu")
-	outOfMemoryEvents         = snapshot.Events("reason=OutOfmemory")
-)
-
 // setStorm is what events say about one StatefulSet's rejected pods.
 type setStorm struct {
 	ns, name      string
@@ -413,33 +405,36 @@ func reportStatefulSetStorms(p *doctor.Pass, reported map[string]bool) {
 		sets[stss[i].Namespace+"/"+stss[i].Name] = true
 	}
 	byKey := map[string]*setStorm{}
-	for _, e := range p.Snapshot.Events(recreatingFailedPodEvents.FieldSelector) {
+	warnings := kube.WarningEventsOf(p.Snapshot)
+	for _, w := range warnings.Reason("RecreatingFailedPod") {
+		e := w.Event
 		if e.InvolvedObject.Kind != "StatefulSet" {
 			continue
 		}
-		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		key := w.Namespace + "/" + w.Name
 		g := byKey[key]
 		if g == nil {
-			g = &setStorm{ns: e.InvolvedObject.Namespace, name: e.InvolvedObject.Name, uids: map[string]bool{}, reasons: map[string]int{}, nodes: map[string]int{}, pods: map[string]bool{}}
+			g = &setStorm{ns: w.Namespace, name: w.Name, uids: map[string]bool{}, reasons: map[string]int{}, nodes: map[string]int{}, pods: map[string]bool{}}
 			byKey[key] = g
 		}
-		first, last, n := kube.EventTimes(&e)
+		first, last, n := w.First, w.Last, w.Count
 		g.recreations += n
 		g.seen(first, last)
 		if pod := recreatedPod(e.Message); pod != "" {
 			g.pods[pod] = true
 		}
 	}
-	for _, sel := range []string{outOfCPUEvents.FieldSelector, outOfMemoryEvents.FieldSelector} {
-		for _, e := range p.Snapshot.Events(sel) {
+	for _, reason := range []string{"OutOfcpu", "OutOfmemory"} {
+		for _, w := range warnings.Reason(reason) {
+			e := w.Event
 			if e.InvolvedObject.Kind != "Pod" {
 				continue
 			}
-			g := statefulSetOfPod(byKey, sets, e.InvolvedObject.Namespace, e.InvolvedObject.Name)
+			g := statefulSetOfPod(byKey, sets, w.Namespace, w.Name)
 			if g == nil {
 				continue
 			}
-			first, last, n := kube.EventTimes(&e)
+			first, last, n := w.First, w.Last, w.Count
 			g.seen(first, last)
 			g.reasons[e.Reason] += n
 			g.pods[e.InvolvedObject.Name] = true

@@ -14,13 +14,6 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// The PersistentVolume controller's events about claims it cannot satisfy;
-// only these reasons are listed, never every event.
-var (
-	provisioningFailedEvents   = snapshot.Events("reason=ProvisioningFailed")
-	externalProvisioningEvents = snapshot.Events("reason=ExternalProvisioning")
-)
-
 // PVCPending finds claims that stay Pending (or are Lost), says why from
 // their StorageClass and the provisioner's events, and names the pods that
 // wait on them.
@@ -28,8 +21,7 @@ var PVCPending = &doctor.Check{
 	Name:     "pvc-pending",
 	Severity: doctor.Warning,
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
-	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...),
-		provisioningFailedEvents, externalProvisioningEvents),
+	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads),
 	Run: runPVCPending,
 	Doc: `PersistentVolumeClaims stuck Pending or Lost, with the cause and the pods that wait on them
 
@@ -44,8 +36,7 @@ scheduled for reasons of its own — and ` + "`kubectl get pvc`" + ` shows only 
 
 ## How it is detected
 From one LIST each of claims, StorageClasses, pods and nodes (and the
-workloads, to name owners), and events listed only with
-` + "`reason=ProvisioningFailed`" + ` and ` + "`reason=ExternalProvisioning`" + `. A claim is
+workloads, to name owners), and the scan's one list of Warning events (` + "`ProvisioningFailed`" + `). A claim is
 considered when its phase is Pending or Lost. Its class is resolved as the
 API server does: the named class, else the default class
 (` + "`storageclass.kubernetes.io/is-default-class`" + `). The cause, most definitive
@@ -53,7 +44,9 @@ first: the claim is Lost (its volume is gone); the named class does not
 exist; no class is named and there is no default class; the newest
 ProvisioningFailed event's message; a claim of class ` + "`\"\"`" + ` waiting for a
 pre-created volume; an external provisioner that has not acted for five
-minutes. A ` + "`WaitForFirstConsumer`" + ` claim binds only once a pod using it is
+minutes (the PersistentVolume controller hands the claim over by setting
+its ` + "`volume.kubernetes.io/storage-provisioner`" + ` annotation; its
+` + "`ExternalProvisioning`" + ` events are Normal and not read). A ` + "`WaitForFirstConsumer`" + ` claim binds only once a pod using it is
 scheduled: with no such pod it is left alone (nothing waits and nothing is
 provisioned, so there is nothing to fix yet); when its pod is unschedulable
 the claim is an info finding that links to that pod's cause (computed as the
@@ -103,8 +96,7 @@ func runPVCPending(p *doctor.Pass) error {
 			consumers[pod.Namespace+"/"+c] = append(consumers[pod.Namespace+"/"+c], pod)
 		}
 	}
-	failed := kube.NewestEvents(p.Snapshot.Events(provisioningFailedEvents.FieldSelector), "PersistentVolumeClaim")
-	external := kube.NewestEvents(p.Snapshot.Events(externalProvisioningEvents.FieldSelector), "PersistentVolumeClaim")
+	failed := kube.NewestEvents(kube.WarningEventsOf(p.Snapshot).Reason("ProvisioningFailed"), "PersistentVolumeClaim")
 
 	groups := map[string]*pvcGroup{}
 	pvcs := p.Snapshot.PersistentVolumeClaims()
@@ -115,11 +107,9 @@ func runPVCPending(p *doctor.Pass) error {
 		}
 		key := pvc.Namespace + "/" + pvc.Name
 		start := pvc.CreationTimestamp.Time
-		for _, e := range []*corev1.Event{failed[key], external[key]} {
-			if e != nil {
-				if first, _, _ := kube.EventTimes(e); !first.IsZero() && (start.IsZero() || first.Before(start)) {
-					start = first
-				}
+		if e := failed[key]; e != nil {
+			if first, _, _ := kube.EventTimes(e); !first.IsZero() && (start.IsZero() || first.Before(start)) {
+				start = first
 			}
 		}
 		old := p.Now.Sub(start) >= kube.UnschedulableGrace
@@ -147,7 +137,7 @@ func runPVCPending(p *doctor.Pass) error {
 			continue
 		case sc == nil:
 			cause = `its storageClassName is "" (no dynamic provisioning), and no pre-created PersistentVolume matches it`
-		case external[key] != nil:
+		case externalProvisioner(pvc) != "":
 			cause = fmt.Sprintf("it waits for the external provisioner %s, which has not created a volume (is its controller running?)", sc.Provisioner)
 		default:
 			cause = fmt.Sprintf("no volume has been provisioned by %s and no event says why", sc.Provisioner)
@@ -268,4 +258,13 @@ func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
 			Command: fmt.Sprintf("kubectl get storageclass %s -o yaml", g.class)})
 	}
 	p.Report(doctor.Finding{Severity: g.sev, Object: ref, Message: msg, Count: len(names), Examples: doctor.Examples(names), Remediation: rem})
+}
+
+// externalProvisioner is the provisioner the PersistentVolume controller
+// handed the claim to (it annotates the claim when it does), "" when none.
+func externalProvisioner(pvc *corev1.PersistentVolumeClaim) string {
+	if p := pvc.Annotations["volume.kubernetes.io/storage-provisioner"]; p != "" {
+		return p
+	}
+	return pvc.Annotations["volume.beta.kubernetes.io/storage-provisioner"]
 }

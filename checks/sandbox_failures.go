@@ -15,10 +15,6 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// sandboxEventSelector picks the only event list this check reads: the kubelet's
-// FailedCreatePodSandBox warnings, narrowed on the server.
-const sandboxEventSelector = "reason=FailedCreatePodSandBox"
-
 // SandboxFailures finds pods the scheduler placed but whose node cannot build
 // their sandbox (network namespace and pause container), grouped by the cause
 // the runtime reports: most often a CNI that has run out of pod IPs or is not
@@ -26,7 +22,7 @@ const sandboxEventSelector = "reason=FailedCreatePodSandBox"
 var SandboxFailures = &doctor.Check{
 	Name:     "sandbox-failures",
 	Severity: doctor.Warning,
-	Reads:    []snapshot.Resource{snapshot.Pods, snapshot.Nodes, snapshot.Events(sandboxEventSelector)},
+	Reads:    []snapshot.Resource{snapshot.Pods, snapshot.Nodes, kube.WarningEventReads},
 	Run:      runSandboxFailures,
 	Doc: `Pods stuck because their node cannot create the pod sandbox (CNI out of IPs, CNI not ready, runtime timeouts)
 
@@ -43,8 +39,8 @@ The scheduler cannot see this: ` + "`status.allocatable.pods`" + ` (the kubelet'
 ` + "`maxPods`" + `) says the node has room, and only the kubelet's events say otherwise.
 
 ## How it is detected
-From one LIST of pods, one of nodes and the events listed with the field
-selector ` + "`reason=FailedCreatePodSandBox`" + ` (never every event): a pod is stuck when
+From one LIST of pods, one of nodes and the scan's one list of Warning
+events (its ` + "`FailedCreatePodSandBox`" + ` events): a pod is stuck when
 it is bound to a node (` + "`spec.nodeName`" + `), not Succeeded or Failed, has no running
 container, and has FailedCreatePodSandBox events (matched by
 ` + "`involvedObject`" + ` kind Pod, namespace and name, and uid when the event has one, so
@@ -170,17 +166,10 @@ func hasRunningContainer(p *corev1.Pod) bool {
 
 func runSandboxFailures(p *doctor.Pass) error {
 	byPod := map[string][]*corev1.Event{}
-	events := p.Snapshot.Events(sandboxEventSelector)
-	for i := range events {
-		e := &events[i]
-		if e.InvolvedObject.Kind != "Pod" {
-			continue
+	for _, w := range kube.WarningEventsOf(p.Snapshot).Reason("FailedCreatePodSandBox") {
+		if w.Kind == "Pod" {
+			byPod[w.Namespace+"/"+w.Name] = append(byPod[w.Namespace+"/"+w.Name], w.Event)
 		}
-		ns := e.InvolvedObject.Namespace
-		if ns == "" {
-			ns = e.Namespace
-		}
-		byPod[ns+"/"+e.InvolvedObject.Name] = append(byPod[ns+"/"+e.InvolvedObject.Name], e)
 	}
 
 	groups := map[sandboxCause]*sandboxGroup{}

@@ -28,10 +28,12 @@ var WorkloadPods = &doctor.Check{
 	// Pods are enough to judge: owners, revisions and Services only name
 	// the cause's owner, the previous revision and what the failure takes
 	// down; the unavailable APIServices and webhooks whose findings name a
-	// backend's cause keep the backend from being reported twice.
+	// backend's cause keep the backend from being reported twice. Warning
+	// events and claims are the evidence and the cause of pods that never
+	// start; without them findings say what could not be read.
 	Reads: []snapshot.Resource{snapshot.Pods},
 	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
-		append([]snapshot.Resource{snapshot.APIServices}, kube.WebhookConfigReads...)...),
+		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims}, kube.WebhookConfigReads...)...),
 	Run: runWorkloadPods,
 	Doc: `Workloads whose pods crash-loop, are OOM-killed, cannot pull their image, miss their configuration or never become ready
 
@@ -61,6 +63,35 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   naming the missing ConfigMap, Secret or key from the message (Secrets are
   never read);
 - **not ready**: Running but not ready for more than 5 minutes.
+
+- **not starting**: bound to a node, containers still ` + "`ContainerCreating`" + `: the
+  pod's newest Warning event names the cause — a ReadWriteOnce volume still
+  attached elsewhere (the holder pod and node, and strategy ` + "`Recreate`" + ` for a
+  rolling Deployment), a volume source that does not exist, an attach or
+  mount failure, a sandbox the node cannot create — or is quoted.
+
+Warning events come from the scan's one list of ` + "`type=Warning`" + ` events. A
+crash loop whose container the kubelet kills after failed liveness or
+startup probes (` + "`Unhealthy`" + ` and ` + "`Killing`" + ` events) says so and quotes the probe's
+failure; exit 137 with reason ` + "`Error`" + ` is never called an OOM kill. Image pull
+failures the waiting message does not decide are read from the kubelet's
+` + "`Failed`" + ` events (not found, access denied, rate limited, unreachable; Docker
+Hub's "does not exist or may require docker login" is called ambiguous),
+with the registry and the pull secrets the pod declares (names only). A
+ReplicaSet, StatefulSet or DaemonSet the API server refuses pods
+(` + "`FailedCreate`" + `, ` + "`ReplicaFailure`" + `) is reported at its top owner with the
+admission error as written, parsed for ResourceQuota, LimitRange,
+PodSecurity and missing service accounts, e.g.
+` + "`0 of 3 replicas available: replicaset billing-1 has 0 of 3 pods: the API server refuses to create them: ResourceQuota compute is exhausted: requested requests.cpu=500m, used requests.cpu=1800m, limited requests.cpu=2`" + `.
+A Deployment, StatefulSet or DaemonSet unavailable for five minutes that no
+rule explains is reported with its evidence: the newest distinct Warning
+events of it, its ReplicaSets and pods, and its failing conditions, e.g.
+` + "`0 of 1 replicas available for 60m: 1 pod is not ready and no container problem explains it`" + `
+with ` + "`FailedScheduling (x9 over 55m, 4m ago): 0/3 nodes are available: 3 Insufficient memory`" + `
+under it. Such a finding names (Via) its pods, nodes and claims: when
+another check reports one of them (unschedulable, pvc-pending,
+sandbox-failures, admission-webhooks), the engine folds this finding into
+that one ("explains") instead of reporting it twice.
 
 Problems are grouped by the pod's top owner (pod → ReplicaSet → Deployment,
 StatefulSet, DaemonSet, Job → CronJob, bare pod) and cause: one finding each,
@@ -169,8 +200,10 @@ func runWorkloadPods(p *doctor.Pass) error {
 		histories[h.Namespace+"/"+h.Kind+"/"+h.Name] = h
 	}
 	stuckDone := map[string]bool{}
+	reported := map[string]bool{} // owners with a finding naming a cause
 	for _, g := range kube.OwnerProblemsOf(p.Snapshot, p.Now) {
 		key := kube.OwnerKey(g.Owner)
+		reported[key] = true
 		if chained[key] != "" {
 			continue // folded into the APIService's or webhook's finding
 		}
@@ -202,10 +235,12 @@ func runWorkloadPods(p *doctor.Pass) error {
 	for i := range deps {
 		d := &deps[i]
 		key := d.Namespace + "/Deployment/" + d.Name
-		if c := stuckRollout(d); c != nil && !stuckDone[key] && chained[key] == "" {
+		if c := stuckRollout(d); c != nil && !stuckDone[key] && chained[key] == "" && !reported[key] {
 			reportStuck(p, d, c, nil, histories[key])
 		}
 	}
+	reportCreateFailures(p, reported)
+	reportUnavailable(p, reported, chained)
 	return nil
 }
 
@@ -251,7 +286,7 @@ func containerPhrase(g *kube.OwnerProblem) string {
 	return kind + " " + cs[0]
 }
 
-func causeDetails(g *kube.OwnerProblem) (verb, details string) {
+func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 	ex := g.Example()
 	cp := containerPhrase(g)
 	switch g.Cause {
@@ -263,16 +298,29 @@ func causeDetails(g *kube.OwnerProblem) (verb, details string) {
 				details += "; last termination message: " + kube.Quote(ex.Last.Message)
 			}
 		}
+		if _, phrase, ok := probeKill(p, g, ex.Container); ok {
+			return "crash-looping", details + "; " + phrase
+		}
 		return "crash-looping", details
+	case kube.NotStarted:
+		details, _, _ = notStarted(p, g)
+		return "not starting", details
 	case kube.OOMKill:
 		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts"))
 		return "OOM-killed", details
 	case kube.ImagePull:
-		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(ex.Pull))
-		if ex.Message != "" {
+		pull, event := pullFromEvents(p, g, ex)
+		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(pull))
+		switch {
+		case event != "":
+			details += " (" + ex.Reason + "; the kubelet's newest pull error: " + kube.Quote(event) + ")"
+		case ex.Message != "":
 			details += " (" + ex.Reason + ": " + kube.Quote(ex.Message) + ")"
-		} else {
+		default:
 			details += " (" + ex.Reason + ")"
+		}
+		if pull == kube.PullAccessDenied || pull == kube.PullAmbiguous || pull == kube.PullUnknown {
+			details += fmt.Sprintf("; registry %s, %s", registryOf(ex.Image), pullSecretsPhrase(g.Pods[0]))
 		}
 		return "unable to pull the image", details
 	case kube.ConfigError:
@@ -283,7 +331,7 @@ func causeDetails(g *kube.OwnerProblem) (verb, details string) {
 		}
 		return "unable to start", details
 	case kube.NotReady:
-		return "running but not ready", fmt.Sprintf("%s fails its readiness probe, so the pods receive no Service traffic", cp)
+		return "running but not ready", fmt.Sprintf("%s fails its readiness probe%s, so the pods receive no Service traffic", cp, readinessFailure(p, g, ex.Container))
 	}
 	return string(g.Cause), ""
 }
@@ -294,6 +342,10 @@ func pullPhrase(f kube.PullFailure) string {
 		return "is not found: the tag or repository does not exist"
 	case kube.PullAccessDenied:
 		return "is refused: access denied (credentials or imagePullSecrets)"
+	case kube.PullAmbiguous:
+		return "is refused: the repository does not exist or needs credentials (the registry does not say which)"
+	case kube.PullRateLimited:
+		return "cannot be pulled: the registry rate-limits the node's pulls (toomanyrequests)"
 	case kube.PullUnreachable:
 		return "cannot be fetched: the registry is unreachable"
 	case kube.PullInvalidName:
@@ -344,7 +396,7 @@ func logsTarget(g *kube.OwnerProblem, a availability) string {
 	return "pod/" + g.Pods[0].Name
 }
 
-func remediationFor(g *kube.OwnerProblem, a availability) []doctor.Remediation {
+func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doctor.Remediation {
 	ex := g.Example()
 	ns := g.Owner.Ref.Namespace
 	target := logsTarget(g, a)
@@ -416,6 +468,9 @@ func remediationFor(g *kube.OwnerProblem, a availability) []doctor.Remediation {
 		}
 		rem = append(rem, doctor.Remediation{Text: "see the kubelet's error",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+	case kube.NotStarted:
+		_, _, r := notStarted(p, g)
+		rem = append(rem, r...)
 	case kube.NotReady:
 		rem = append(rem, doctor.Remediation{Text: "see why the readiness probe fails (the events name it)",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
@@ -444,7 +499,7 @@ func registryOf(image string) string {
 
 func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 	a := availabilityOf(g.Owner)
-	verb, details := causeDetails(g)
+	verb, details := causeDetails(p, g)
 	be := "are"
 	if len(g.Pods) == 1 {
 		be = "is"
@@ -466,8 +521,21 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 	}
 	// Cause keeps the fingerprint of "web crash-loops" apart from "web
 	// cannot pull its image" (a baseline must not hide the second).
-	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: string(g.Cause),
-		Examples: doctor.Examples(names), Remediation: remediationFor(g, a)})
+	cause := string(g.Cause)
+	var via []doctor.ObjectRef
+	switch g.Cause {
+	case kube.CrashLoop:
+		if kind, _, ok := probeKill(p, g, g.Example().Container); ok {
+			cause = kind + "-probe-kill"
+		}
+	case kube.NotStarted:
+		_, via, _ = notStarted(p, g)
+		if ex := g.Example(); ex.Event != nil {
+			cause += "-" + string(kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message).Class)
+		}
+	}
+	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
+		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via})
 }
 
 // reportStuck reports a rollout past its progress deadline, with the new
@@ -481,10 +549,10 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	var rem []doctor.Remediation
 	if g != nil {
 		a := availabilityOf(g.Owner)
-		verb, details := causeDetails(g)
+		verb, details := causeDetails(p, g)
 		msg += fmt.Sprintf("; its new pods are %s: %s", verb, details)
 		count = len(g.Pods)
-		rem = append(rem, remediationFor(g, a)...)
+		rem = append(rem, remediationFor(p, g, a)...)
 	} else if c.Message != "" {
 		msg += "; " + c.Message
 	}
@@ -497,10 +565,27 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 			Command: fmt.Sprintf("kubectl rollout undo %s -n %s --to-revision=%d", ref, d.Namespace, prev)}}, rem...)
 	}
 	rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
+	var ev []string
 	if g == nil {
 		rem = append(rem, doctor.Remediation{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)})
+		// No container problem: quote what the new ReplicaSet and its
+		// pods were told (quota, scheduling, volumes), not the symptom.
+		refs := []doctor.ObjectRef{kube.Ref("apps/v1", "Deployment", d)}
+		var conds []string
+		var pods []*corev1.Pod
+		if rs := newReplicaSet(h, d); rs != "" {
+			refs = append(refs, doctor.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: d.Namespace, Name: rs})
+			for _, pod := range p.Snapshot.Pods() {
+				if pod.Namespace == d.Namespace && kube.PodController(pod) == rs && !podReady(pod) {
+					pods = append(pods, pod)
+					conds = append(conds, failingConditions(pod)...)
+				}
+			}
+		}
+		slices.Sort(conds)
+		ev = evidence(p, refs, pods, slices.Compact(conds))
 	}
-	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem})
+	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev})
 }
 
 // previousRevision is the highest revision below the current one.

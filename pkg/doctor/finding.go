@@ -41,6 +41,25 @@ type Finding struct {
 	Count       int           `json:"count"`
 	Examples    []string      `json:"examples,omitempty"`
 	Remediation []Remediation `json:"remediation,omitempty"`
+	// Evidence quotes what the cluster itself wrote about the problem:
+	// the newest distinct Warning events of the object and its pods
+	// ("FailedMount (x12 over 40m, 2m ago): MountVolume.SetUp failed ...")
+	// and its False/Unknown conditions. A finding whose cause no rule
+	// decided carries it instead of a bare symptom. Newest first; the
+	// table prints MaxEvidence lines unless -o wide.
+	Evidence []string `json:"evidence,omitempty"`
+	// Explains lists the findings of other checks folded into this one
+	// because this one is their cause (see Via): "workload-pods
+	// shop/deployment/web: 0 of 3 replicas available: ...".
+	Explains []string `json:"explains,omitempty"`
+	// Via names the objects whose own finding, from another check, is the
+	// cause of this one: a Deployment's outage is explained by a finding
+	// on its pods' unschedulable owner or on the PersistentVolumeClaim
+	// they wait for. After every check has run, the engine folds this
+	// finding into such a finding (its Explains) instead of reporting it
+	// twice; when that check did not run or found nothing, this finding
+	// stands. Checks never drop a finding because another might report it.
+	Via []ObjectRef `json:"-"`
 	// Cause is an optional short, stable token naming the kind of problem
 	// ("revision-history-limit", "oom-kill"), for checks that can report
 	// more than one problem on the same object. It is part of the
@@ -113,6 +132,9 @@ func (f *Finding) ComputeMemberFingerprints() {
 	}
 	sort.Strings(f.MemberFingerprints)
 }
+
+// MaxEvidence is how many evidence lines the table prints (all with -o wide).
+const MaxEvidence = 3
 
 // MaxExamples is how many example names a grouped finding carries.
 const MaxExamples = 3

@@ -104,6 +104,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 	for _, fs := range findings {
 		r.Findings = append(r.Findings, fs...)
 	}
+	r.Findings = Fold(r.Findings)
 	r.sort()
 	r.disambiguateFingerprints()
 	r.tally()
@@ -446,3 +447,59 @@ func FailedReport(reason string) *Report {
 
 // ErrNoChecks is returned when --check/--skip leave nothing to run.
 var ErrNoChecks = errors.New("no checks selected")
+
+// Fold applies the explains/via relation after every check has run: a
+// finding whose Via names the object of another check's finding is folded
+// into that finding (listed in its Explains, its severity raised to the
+// higher of the two) instead of being reported twice. Only findings that
+// are not folded themselves take others in, so chains end at a root cause.
+// Input order is kept otherwise.
+func Fold(fs []Finding) []Finding {
+	// Objects match by kind, namespace and name: checks may spell the
+	// apiVersion differently (a ref from an event, from a list).
+	key := func(o ObjectRef) ObjectRef { o.APIVersion = ""; return o }
+	byObject := map[ObjectRef][]int{}
+	for i, f := range fs {
+		byObject[key(f.Object)] = append(byObject[key(f.Object)], i)
+	}
+	target := func(i int) []int {
+		var out []int
+		for _, v := range fs[i].Via {
+			for _, j := range byObject[key(v)] {
+				if j != i && fs[j].Check != fs[i].Check && !slices.Contains(out, j) {
+					out = append(out, j)
+				}
+			}
+		}
+		return out
+	}
+	symptom := make([]bool, len(fs))
+	for i := range fs {
+		symptom[i] = len(target(i)) > 0
+	}
+	folded := make([]bool, len(fs))
+	for i := range fs {
+		if !symptom[i] {
+			continue
+		}
+		for _, j := range target(i) {
+			if symptom[j] {
+				continue // not a root: fold into its own cause instead
+			}
+			g := &fs[j]
+			g.Explains = append(g.Explains, fmt.Sprintf("%s %s: %s", fs[i].Check, fs[i].Object, fs[i].Message))
+			if fs[i].Severity > g.Severity {
+				g.Severity = fs[i].Severity
+			}
+			folded[i] = true
+			break
+		}
+	}
+	out := fs[:0:0]
+	for i, f := range fs {
+		if !folded[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -215,3 +215,32 @@ func TestHelpers(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+func TestFoldExplainsVia(t *testing.T) {
+	dep := doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	pvc := doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: "shop", Name: "data"}
+	node := doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: "n1"}
+	fs := []doctor.Finding{
+		{Check: "workload-pods", Severity: doctor.Critical, Object: dep, Message: "0 of 2 replicas available", Via: []doctor.ObjectRef{dep, pvc}},
+		{Check: "pvc-pending", Severity: doctor.Warning, Object: pvc, Message: "claim pending: no default class"},
+		{Check: "node-taints", Severity: doctor.Warning, Object: node, Message: "tainted", Via: []doctor.ObjectRef{node}},
+		{Check: "node-health", Severity: doctor.Warning, Object: node, Message: "NotReady"},
+		// A finding of the same check on a Via object does not fold it.
+		{Check: "workload-pods", Severity: doctor.Warning, Object: doctor.ObjectRef{Kind: "Service", Namespace: "shop", Name: "web"}, Message: "alone", Via: []doctor.ObjectRef{dep}},
+	}
+	got := doctor.Fold(fs)
+	if len(got) != 3 {
+		t.Fatalf("%d findings after folding, want 3: %+v", len(got), got)
+	}
+	if got[0].Check != "pvc-pending" || got[0].Severity != doctor.Critical || len(got[0].Explains) != 1 ||
+		got[0].Explains[0] != "workload-pods shop/deployment/web: 0 of 2 replicas available" {
+		t.Errorf("pvc finding = %+v, want it to explain the outage, critical", got[0])
+	}
+	if got[1].Check != "node-health" || len(got[1].Explains) != 1 {
+		t.Errorf("node finding = %+v", got[1])
+	}
+	// Without the cause's check, the symptom stands.
+	if got := doctor.Fold([]doctor.Finding{fs[0]}); len(got) != 1 || len(got[0].Explains) != 0 {
+		t.Errorf("lone symptom folded: %+v", got)
+	}
+}

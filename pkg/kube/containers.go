@@ -30,6 +30,12 @@ const (
 	ConfigError Cause = "container-config"
 	// NotReady: the container runs but fails its readiness probe.
 	NotReady Cause = "not-ready"
+	// NotStarted: the pod is on a node but its containers never started
+	// (ContainerCreating, PodInitializing): a volume that cannot be
+	// attached or mounted, a sandbox that cannot be created, or another
+	// reason the kubelet writes in the pod's Warning events (see
+	// StartProblem).
+	NotStarted Cause = "not-started"
 )
 
 // PullFailure tells image pull failures apart by what the waiting message says.
@@ -38,10 +44,15 @@ type PullFailure string
 const (
 	PullNotFound     PullFailure = "not found"
 	PullAccessDenied PullFailure = "access denied"
-	PullUnreachable  PullFailure = "registry unreachable"
-	PullInvalidName  PullFailure = "invalid image name"
-	PullNever        PullFailure = "not present with imagePullPolicy Never"
-	PullUnknown      PullFailure = "failing"
+	// PullAmbiguous: Docker Hub's "repository does not exist or may require
+	// 'docker login'" says the same for a missing repository and missing
+	// credentials; it is never called a missing tag alone.
+	PullAmbiguous   PullFailure = "not found or access denied"
+	PullRateLimited PullFailure = "rate limited"
+	PullUnreachable PullFailure = "registry unreachable"
+	PullInvalidName PullFailure = "invalid image name"
+	PullNever       PullFailure = "not present with imagePullPolicy Never"
+	PullUnknown     PullFailure = "failing"
 )
 
 // Termination is a container's last termination.
@@ -76,6 +87,9 @@ type ContainerProblem struct {
 	MissingKey    string
 	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
 	MemoryRequest *resource.Quantity
+	// Event is the pod's newest Warning event that says why, for
+	// NotStarted (and, set by checks, for other causes); nil when none.
+	Event *Warning
 }
 
 // NotReadyAfter is how long a running container may fail readiness before it
@@ -196,17 +210,20 @@ func problemSince(pod *corev1.Pod, init bool) time.Time {
 var (
 	pullNotFound = []string{"not found", "manifest unknown", "name unknown", "repository does not exist", "no such image",
 		"does not exist", "notfound"}
-	pullDenied = []string{"unauthorized", "authentication required", "access denied", "denied:", "403 forbidden", "401",
+	pullDenied = []string{"unauthorized", "authentication required", "access denied", "denied:", "403 forbidden", "401 unauthorized",
 		"insufficient_scope", "requested access to the resource is denied", "no basic auth credentials", "forbidden"}
+	pullRateLimited = []string{"toomanyrequests", "too many requests", "rate limit"}
 	pullUnreachable = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
 		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
 		"502 bad gateway", "dial tcp"}
 )
 
 // ClassifyPull tells a missing image from refused credentials from a
-// registry that cannot be reached, from the kubelet's waiting reason and
-// message. Docker Hub answers "pull access denied ... may require
-// authorization" for repositories that do not exist: that is not found.
+// registry that cannot be reached or rate-limits, from the kubelet's
+// waiting reason and message. Docker Hub answers "pull access denied ...
+// repository does not exist or may require 'docker login'" both for
+// repositories that do not exist and for private ones without
+// credentials: that is PullAmbiguous, never "not found" alone.
 func ClassifyPull(reason, message string) PullFailure {
 	switch reason {
 	case "InvalidImageName":
@@ -216,8 +233,10 @@ func ClassifyPull(reason, message string) PullFailure {
 	}
 	m := strings.ToLower(message)
 	switch {
+	case containsAny(m, pullRateLimited):
+		return PullRateLimited
 	case strings.Contains(m, "repository does not exist or may require"):
-		return PullNotFound
+		return PullAmbiguous
 	case containsAny(m, pullDenied):
 		return PullAccessDenied
 	case containsAny(m, pullNotFound):
@@ -307,7 +326,13 @@ func ExitCodeMeaning(code int32) string {
 // Describe is the termination in words: "exit code 1 (application error),
 // reason Error".
 func (t *Termination) Describe() string {
-	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, ExitCodeMeaning(t.ExitCode))
+	meaning := ExitCodeMeaning(t.ExitCode)
+	if t.ExitCode == 128+9 && t.Reason != "OOMKilled" {
+		// Reason Error with SIGKILL is a kill from outside (a probe, a
+		// stop that ignored SIGTERM), never the OOM killer's.
+		meaning = "SIGKILL, not an OOM kill: killed from outside, e.g. after failed liveness probes or ignoring SIGTERM"
+	}
+	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, meaning)
 	if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
 		s += ", reason " + t.Reason
 	}

@@ -15,7 +15,8 @@ func TestClassifyPull(t *testing.T) {
 	}{
 		{"ErrImagePull", `rpc error: code = NotFound desc = failed to pull and unpack image "r.example.com/a:2": failed to resolve reference "r.example.com/a:2": r.example.com/a:2: not found`, PullNotFound},
 		{"ErrImagePull", `Error response from daemon: manifest for nginx:nope not found: manifest unknown: manifest unknown`, PullNotFound},
-		{"ErrImagePull", `pull access denied for nosuchrepo, repository does not exist or may require 'docker login': denied: requested access to the resource is denied`, PullNotFound},
+		{"ErrImagePull", `pull access denied for nosuchrepo, repository does not exist or may require 'docker login': denied: requested access to the resource is denied`, PullAmbiguous},
+		{"ErrImagePull", `failed to pull and unpack image "docker.io/library/redis:7": failed to copy: httpReadSeeker: failed open: unexpected status code https://registry-1.docker.io/v2/library/redis/manifests/sha256:ab: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit.`, PullRateLimited},
 		{"ErrImagePull", `failed to authorize: failed to fetch oauth token: unexpected status from GET request to https://r.example.com/token: 401 Unauthorized`, PullAccessDenied},
 		{"ImagePullBackOff", `Back-off pulling image "gcr.io/p/a:1": ErrImagePull: 403 Forbidden`, PullAccessDenied},
 		{"ErrImagePull", `dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`, PullUnreachable},

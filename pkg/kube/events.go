@@ -42,18 +42,17 @@ func EventLast(e *corev1.Event) time.Time {
 	return last
 }
 
-// NewestEvents returns, for each object of the kind the events involve,
-// its newest event (by EventLast), keyed "namespace/name".
-func NewestEvents(evs []corev1.Event, kind string) map[string]*corev1.Event {
+// NewestEvents returns, for each object of the kind the Warning events
+// involve, its newest event, keyed "namespace/name".
+func NewestEvents(ws []*Warning, kind string) map[string]*corev1.Event {
 	out := map[string]*corev1.Event{}
-	for i := range evs {
-		e := &evs[i]
-		if e.InvolvedObject.Kind != kind {
+	for _, w := range ws { // newest first
+		if w.Kind != kind {
 			continue
 		}
-		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-		if old := out[key]; old == nil || EventLast(e).After(EventLast(old)) {
-			out[key] = e
+		key := w.Namespace + "/" + w.Name
+		if out[key] == nil {
+			out[key] = w.Event
 		}
 	}
 	return out

@@ -92,9 +92,15 @@ type ownerProblemsKey struct{ now time.Time }
 func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 	return snapshot.Memo(s, ownerProblemsKey{now}, func() []*OwnerProblem {
 		own := OwnersOf(s)
+		warnings := WarningEventsOf(s)
 		byKey := map[string]*OwnerProblem{}
 		for _, pod := range s.Pods() {
 			problems := PodProblems(pod, now)
+			if len(problems) == 0 {
+				if p, ok := StartProblem(pod, warnings); ok {
+					problems = []ContainerProblem{p}
+				}
+			}
 			if len(problems) == 0 {
 				continue
 			}
@@ -199,7 +205,7 @@ func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service stri
 }
 
 func causeRank(c Cause) int {
-	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotReady}, c)
+	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotStarted, NotReady}, c)
 }
 
 // backend is a Service behind a broken APIService or webhook, and the
@@ -289,4 +295,55 @@ func (g *OwnerProblem) Inspect() (text, command string) {
 		return "read the crashed container's logs", fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)
 	}
 	return "see the kubelet's verdict in the pod's events", fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)
+}
+
+// startIgnored are Warning reasons that say nothing about why a bound pod
+// does not start (the scheduler's, written before it was bound).
+var startIgnored = map[string]bool{"FailedScheduling": true}
+
+// StartProblem is a pod bound to a node whose containers never started
+// (all waiting in ContainerCreating or PodInitializing, or no status yet):
+// its newest Warning event (by the kubelet, the attach/detach controller...)
+// says why. It belongs to the first container, or the first init container
+// while init containers have not completed.
+func StartProblem(pod *corev1.Pod, warnings *WarningIndex) (ContainerProblem, bool) {
+	if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodPending {
+		return ContainerProblem{}, false
+	}
+	init := false
+	for _, lists := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range lists {
+			if cs.State.Running != nil || cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+				return ContainerProblem{}, false
+			}
+			if w := cs.State.Waiting; w != nil && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+				return ContainerProblem{}, false // a reason of its own, classified by PodProblems or not a start problem
+			}
+		}
+	}
+	spec := pod.Spec.Containers
+	if len(pod.Spec.InitContainers) > 0 {
+		init, spec = true, pod.Spec.InitContainers
+	}
+	if len(spec) == 0 {
+		return ContainerProblem{}, false
+	}
+	p := ContainerProblem{Cause: NotStarted, Container: spec[0].Name, Init: init, Image: spec[0].Image, Reason: "ContainerCreating", Since: scheduledAt(pod)}
+	for _, w := range warnings.AboutPod(pod) {
+		if !startIgnored[w.Reason] {
+			p.Event, p.Reason, p.Message = w, w.Reason, w.Message
+			break
+		}
+	}
+	return p, true
+}
+
+// scheduledAt is when the pod was bound (PodScheduled), else created.
+func scheduledAt(pod *corev1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return pod.CreationTimestamp.Time
 }

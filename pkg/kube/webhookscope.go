@@ -62,9 +62,6 @@ func (w Webhook) ExcludeKubeSystemPatch() string {
 // webhookInError finds the webhook a failed request names.
 var webhookInError = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
 
-// WebhookHarmEvents is the event read WebhookHarm uses.
-var WebhookHarmEvents = snapshot.Events("reason=FailedCreate")
-
 // WebhookHarm is the evidence that a webhook's failures hurt: controllers'
 // FailedCreate events that name it, and the API server's counters of
 // requests that failed open or were rejected because calling it failed.
@@ -94,17 +91,16 @@ func (h WebhookHarm) Describe() string {
 type webhookHarmKey struct{}
 
 // WebhookHarms indexes WebhookHarm by webhook name. FailedCreate events come
-// from WebhookHarmEvents (declare it); the metrics are used when the scan
+// from the Warning events (declare WarningEventReads); the metrics are used when the scan
 // read the API server's /metrics (the apiserver-metrics check declares it),
 // and are simply absent otherwise.
 func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
 	return snapshot.Memo(s, webhookHarmKey{}, func() map[string]WebhookHarm {
 		out := map[string]WebhookHarm{}
-		for _, e := range s.Events(WebhookHarmEvents.FieldSelector) {
+		for _, e := range WarningEventsOf(s).Reason("FailedCreate") {
 			if m := webhookInError.FindStringSubmatch(e.Message); m != nil {
 				h := out[m[1]]
-				_, _, n := EventTimes(&e)
-				h.FailedCreates += n
+				h.FailedCreates += e.Count
 				out[m[1]] = h
 			}
 		}

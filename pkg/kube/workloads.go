@@ -164,3 +164,18 @@ func (o *Owners) Top(p *corev1.Pod) (*Workload, bool) {
 	}
 	return cur, true
 }
+
+// TopOf climbs from a listed object (a ReplicaSet, a Job) to its top
+// listed controller (the Deployment, the CronJob); the object's own
+// workload when it has none, nil when the object is not listed.
+func (o *Owners) TopOf(m *metav1.ObjectMeta) *Workload {
+	cur := o.byUID[m.UID]
+	for depth := 0; cur != nil && depth < 3; depth++ {
+		next := metav1.GetControllerOfNoCopy(cur.Meta)
+		if next == nil || o.byUID[next.UID] == nil {
+			break
+		}
+		cur = o.byUID[next.UID]
+	}
+	return cur
+}

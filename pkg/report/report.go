@@ -207,6 +207,8 @@ func writeFinding(b *strings.Builder, f doctor.Finding, p palette, wide bool) {
 	}
 	fmt.Fprintf(b, "  %s%s  %s\n", p.bold.Sprint(Esc(obj)), count, p.dim.Sprintf("[%s]", f.Check))
 	fmt.Fprintf(b, "    %s\n", Esc(f.Message))
+	writeQuoted(b, f.Evidence, "│", p, wide)
+	writeQuoted(b, f.Explains, "explains", p, wide)
 	if len(f.Examples) > 0 && (wide || f.Count > 1) {
 		ex := make([]string, len(f.Examples))
 		for i, e := range f.Examples {
@@ -225,6 +227,18 @@ func writeFinding(b *strings.Builder, f doctor.Finding, p palette, wide bool) {
 		if rem.Command != "" {
 			fmt.Fprintf(b, "      %s\n", p.bold.Sprint("$ "+Esc(rem.Command)))
 		}
+	}
+}
+
+// writeQuoted prints a finding's evidence (or what it explains) indented
+// under its message: doctor.MaxEvidence lines, all of them when wide.
+func writeQuoted(b *strings.Builder, lines []string, mark string, p palette, wide bool) {
+	for i, l := range lines {
+		if i == doctor.MaxEvidence && !wide {
+			fmt.Fprintf(b, "      %s\n", p.dim.Sprintf("(%d more with -o wide)", len(lines)-i))
+			break
+		}
+		fmt.Fprintf(b, "      %s %s\n", p.dim.Sprint(mark), Esc(l))
 	}
 }
 

@@ -22,8 +22,9 @@ type Resource struct {
 	Kind       string
 	Namespaced bool
 	// FieldSelector narrows the list on the server. Events are only ever
-	// listed with one, since a cluster-wide event list is an etcd read of
-	// everything (events have no watch cache worth the name).
+	// listed with one: checks share one read, type=Warning (see
+	// kube.WarningEventReads), since Normal events are most of a cluster's
+	// events and say nothing went wrong.
 	FieldSelector string
 	// Path, when set, makes this a plain GET of a non-resource endpoint
 	// (the API server's /metrics) instead of a LIST.

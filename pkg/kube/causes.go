@@ -1,0 +1,225 @@
+package kube
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// EventClass is what a Warning event says went wrong, decided from its
+// reason and the decisive words of its message (never from the reason alone:
+// FailedMount covers a missing ConfigMap and a volume attached elsewhere).
+type EventClass string
+
+const (
+	EventMultiAttach    EventClass = "volume-multi-attach" // RWO volume attached to another node
+	EventVolumeMissing  EventClass = "volume-source-missing"
+	EventVolumeAttach   EventClass = "volume-attach"
+	EventVolumeMount    EventClass = "volume-mount"
+	EventSandbox        EventClass = "sandbox"
+	EventLivenessKill   EventClass = "liveness-probe"
+	EventStartupKill    EventClass = "startup-probe"
+	EventReadiness      EventClass = "readiness-probe"
+	EventQuota          EventClass = "resource-quota"
+	EventLimitRange     EventClass = "limit-range"
+	EventPodSecurity    EventClass = "pod-security"
+	EventWebhookDenied  EventClass = "webhook-denied"
+	EventWebhookFailed  EventClass = "webhook-failed"
+	EventServiceAccount EventClass = "service-account"
+	EventAdmission      EventClass = "admission" // refused by the API server, shape not known: quoted
+	EventImageNotFound  EventClass = "image-not-found"
+	EventImageAuth      EventClass = "image-auth"
+	EventImageAmbiguous EventClass = "image-not-found-or-denied"
+	EventImageRateLimit EventClass = "image-rate-limit"
+	EventImageNetwork   EventClass = "image-network"
+	EventEvicted        EventClass = "evicted"
+	EventNodeRejected   EventClass = "node-rejected" // kubelet admission: OutOfcpu, NodeAffinity...
+	EventOther          EventClass = "other"
+)
+
+// EventCause is a classified Warning event with the facts its message holds.
+type EventCause struct {
+	Class EventClass
+	// Subject is what the message is about: the volume, the quota, the
+	// webhook, the probe kind, the resource an eviction names.
+	Subject string
+	// Holders are the pods a Multi-Attach error names (same namespace).
+	Holders []string
+	// Detail is the cause in words, computed from the message's shape;
+	// "" when only the quoted message can say it.
+	Detail string
+}
+
+var (
+	multiAttach     = regexp.MustCompile(`Multi-Attach error for volume "([^"]+)"(?: Volume is already used by pod\(s\) ([^.]*?)(?: and \d+ pod\(s\) in different namespaces)?$| (Volume is already .*))`)
+	forVolume       = regexp.MustCompile(`for volume "([^"]+)"`)
+	unmountedVols   = regexp.MustCompile(`unmounted volumes=\[([^\]]*)\]`)
+	sourceMissing   = regexp.MustCompile(`(?i)(configmap|secret|persistentvolumeclaim)s? "([^"]+)" not found`)
+	quotaExceeded   = regexp.MustCompile(`exceeded quota: ([^,]+), requested: ([^,]+(?:,[^,:]+)*?), used: ([^,]+(?:,[^,:]+)*?), limited: (.+)$`)
+	quotaMustSpec   = regexp.MustCompile(`failed quota: ([^:]+): must specify (.+)$`)
+	limitRangeMsg   = regexp.MustCompile(`(?i)(maximum|minimum) (\S+) usage per (Container|Pod|PersistentVolumeClaim) is ([^\s,]+),?\s+but (limit|request) is ([^\s,\]]+)`)
+	limitRatio      = regexp.MustCompile(`(\S+) max limit to request ratio per (Container|Pod) is (\S+), but provided ratio is (\S+)`)
+	podSecurity     = regexp.MustCompile(`violates PodSecurity "([^"]+)": (.+)$`)
+	webhookDenied   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request:? ?(.*)$`)
+	webhookFailed   = regexp.MustCompile(`failed calling webhook "([^"]+)": (.+)$`)
+	serviceAccount  = regexp.MustCompile(`serviceaccount "([^"]+)" not found`)
+	evictedResource = regexp.MustCompile(`The node was low on resource: ([a-z-]+)\.`)
+	probeFailed     = regexp.MustCompile(`^(Liveness|Readiness|Startup) probe (?:failed|errored)`)
+	probeKilled     = regexp.MustCompile(`^Container (\S+) failed (liveness|startup) probe, will be restarted`)
+	forbiddenPrefix = regexp.MustCompile(`^(?:Error creating: )?(?:pods|jobs) "[^"]*" is forbidden: `)
+)
+
+// ClassifyEvent reads one Warning event.
+func ClassifyEvent(reason, message string) EventCause {
+	m := strings.TrimSpace(message)
+	switch reason {
+	case "FailedAttachVolume", "FailedMount", "FailedMapVolume":
+		if g := multiAttach.FindStringSubmatch(m); g != nil {
+			c := EventCause{Class: EventMultiAttach, Subject: g[1]}
+			for _, p := range strings.Split(g[2], ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					c.Holders = append(c.Holders, p)
+				}
+			}
+			c.Detail = fmt.Sprintf("volume %s is attached to another node (ReadWriteOnce)", g[1])
+			if len(c.Holders) > 0 {
+				c.Detail += ", used by pod " + strings.Join(c.Holders, ", ")
+			}
+			return c
+		}
+		if g := sourceMissing.FindStringSubmatch(m); g != nil {
+			kind := strings.ToLower(g[1])
+			c := EventCause{Class: EventVolumeMissing, Subject: kind + " " + g[2]}
+			if v := forVolume.FindStringSubmatch(m); v != nil {
+				c.Detail = fmt.Sprintf("volume %s cannot be mounted: %s %s does not exist", v[1], kind, g[2])
+			} else {
+				c.Detail = fmt.Sprintf("%s %s does not exist", kind, g[2])
+			}
+			return c
+		}
+		c := EventCause{Class: EventVolumeMount}
+		if reason == "FailedAttachVolume" {
+			c.Class = EventVolumeAttach
+		}
+		if v := forVolume.FindStringSubmatch(m); v != nil {
+			c.Subject = v[1]
+		} else if v := unmountedVols.FindStringSubmatch(m); v != nil {
+			c.Subject = strings.TrimSpace(v[1])
+		}
+		return c
+	case "FailedCreatePodSandBox", "FailedKillPodSandBox", "FailedPodSandBoxStatus":
+		return EventCause{Class: EventSandbox, Subject: classifySandbox(m)}
+	case "Unhealthy":
+		if g := probeFailed.FindStringSubmatch(m); g != nil {
+			switch g[1] {
+			case "Liveness":
+				return EventCause{Class: EventLivenessKill, Subject: "liveness"}
+			case "Startup":
+				return EventCause{Class: EventStartupKill, Subject: "startup"}
+			}
+			return EventCause{Class: EventReadiness, Subject: "readiness"}
+		}
+	case "Killing":
+		if g := probeKilled.FindStringSubmatch(m); g != nil {
+			if g[2] == "startup" {
+				return EventCause{Class: EventStartupKill, Subject: g[1]}
+			}
+			return EventCause{Class: EventLivenessKill, Subject: g[1]}
+		}
+	case "Evicted":
+		c := EventCause{Class: EventEvicted}
+		if g := evictedResource.FindStringSubmatch(m); g != nil {
+			c.Subject = g[1]
+		} else if strings.Contains(m, "ephemeral local storage") {
+			c.Subject = "ephemeral-storage"
+		}
+		return c
+	case "Failed", "ErrImagePull", "ImagePullBackOff", "BackOff":
+		if strings.Contains(m, "pull") || strings.Contains(m, "image") {
+			if c, ok := classifyPullMessage(m); ok {
+				return c
+			}
+		}
+	case "OutOfcpu", "OutOfmemory", "OutOfpods", "OutOfephemeral-storage", "NodeAffinity", "NodeSelectorMismatching", "UnexpectedAdmissionError", "PodOSNotSupported":
+		return EventCause{Class: EventNodeRejected, Subject: reason}
+	case "FailedCreate", "FailedCreatePodReason":
+		return ClassifyAdmission(m)
+	}
+	if strings.HasPrefix(reason, "OutOf") {
+		return EventCause{Class: EventNodeRejected, Subject: reason}
+	}
+	return EventCause{Class: EventOther}
+}
+
+// ClassifyAdmission reads an error the API server returned to a controller
+// (a FailedCreate event, a ReplicaFailure condition): the admission
+// plugin's or webhook's refusal, parsed where its shape is known.
+func ClassifyAdmission(msg string) EventCause {
+	m := strings.TrimSpace(msg)
+	body := forbiddenPrefix.ReplaceAllString(m, "")
+	if g := quotaExceeded.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventQuota, Subject: g[1],
+			Detail: fmt.Sprintf("ResourceQuota %s is exhausted: requested %s, used %s, limited %s", g[1], g[2], g[3], strings.TrimSpace(g[4]))}
+	}
+	if g := quotaMustSpec.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventQuota, Subject: g[1],
+			Detail: fmt.Sprintf("ResourceQuota %s requires every container to declare %s", g[1], strings.TrimSpace(g[2]))}
+	}
+	if g := limitRangeMsg.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventLimitRange, Subject: g[2],
+			Detail: fmt.Sprintf("a LimitRange allows a %s %s of %s per %s, the %s is %s", g[1], g[2], g[4], g[3], g[5], g[6])}
+	}
+	if g := limitRatio.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventLimitRange, Subject: g[1],
+			Detail: fmt.Sprintf("a LimitRange allows a %s limit/request ratio of %s per %s, the pod has %s", g[1], g[3], g[2], g[4])}
+	}
+	if g := podSecurity.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventPodSecurity, Subject: g[1], Detail: fmt.Sprintf("the namespace enforces Pod Security %q: %s", g[1], g[2])}
+	}
+	if g := webhookDenied.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventWebhookDenied, Subject: g[1]}
+	}
+	if g := webhookFailed.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventWebhookFailed, Subject: g[1]}
+	}
+	if g := serviceAccount.FindStringSubmatch(body); g != nil {
+		return EventCause{Class: EventServiceAccount, Subject: g[1], Detail: fmt.Sprintf("service account %s does not exist", g[1])}
+	}
+	if strings.Contains(m, "is forbidden") || strings.Contains(m, "is invalid") || strings.Contains(m, "admission") {
+		return EventCause{Class: EventAdmission}
+	}
+	return EventCause{Class: EventOther}
+}
+
+func classifySandbox(m string) string {
+	l := strings.ToLower(m)
+	switch {
+	case containsAny(l, []string{"failed to assign an ip", "no available ip", "range is full", "no ip addresses available", "failed to allocate for range"}):
+		return "pod IPs exhausted"
+	case containsAny(l, []string{"cni plugin not initialized", "failed to find plugin", "network plugin is not ready", "cni config uninitialized"}):
+		return "CNI not ready"
+	case strings.Contains(l, "context deadline exceeded"):
+		return "runtime timeout"
+	}
+	return "runtime error"
+}
+
+// classifyPullMessage decides an image pull failure from the decisive
+// words of the message. A credentials failure is never called a missing
+// tag; Docker Hub's "repository does not exist or may require 'docker
+// login'" cannot tell the two apart and is called both.
+func classifyPullMessage(m string) (EventCause, bool) {
+	switch ClassifyPull("", m) {
+	case PullNotFound:
+		return EventCause{Class: EventImageNotFound}, true
+	case PullAccessDenied:
+		return EventCause{Class: EventImageAuth}, true
+	case PullAmbiguous:
+		return EventCause{Class: EventImageAmbiguous}, true
+	case PullRateLimited:
+		return EventCause{Class: EventImageRateLimit}, true
+	case PullUnreachable:
+		return EventCause{Class: EventImageNetwork}, true
+	}
+	return EventCause{}, false
+}

@@ -1,0 +1,63 @@
+package kube
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+func TestWarningEventsOf(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	ev := func(name, typ, reason, pod, uid string, last time.Time, count int32) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"}, Type: typ, Reason: reason, Message: reason + " of " + pod,
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod, UID: types.UID(uid)},
+			FirstTimestamp: metav1.NewTime(last.Add(-time.Hour)), LastTimestamp: metav1.NewTime(last), Count: count}
+	}
+	series := ev("s", "Warning", "BackOff", "web-1", "u1", time.Time{}, 0)
+	series.LastTimestamp, series.FirstTimestamp = metav1.Time{}, metav1.Time{}
+	series.EventTime = metav1.NewMicroTime(t0.Add(-time.Hour)) // events.k8s.io/v1: eventTime is the first
+	series.Series = &corev1.EventSeries{Count: 41, LastObservedTime: metav1.NewMicroTime(t0.Add(-time.Minute))}
+	s, err := snapshot.FromObjects(
+		ev("a", "Warning", "FailedMount", "web-1", "u1", t0.Add(-10*time.Minute), 3),
+		ev("b", "Normal", "Pulled", "web-1", "u1", t0, 1),                            // Normal: a capture holds it, the index does not
+		ev("c", "Warning", "FailedMount", "web-1", "old", t0.Add(-2*time.Minute), 1), // an earlier pod of that name
+		ev("d", "Warning", "Unhealthy", "web-1", "", t0.Add(-5*time.Minute), 2),      // no uid: kept
+		series,
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := WarningEventsOf(s)
+	if n := len(x.All()); n != 4 {
+		t.Fatalf("%d warnings, want 4 (Normal events are not indexed)", n)
+	}
+	got := x.About("Pod", "shop", "web-1", "u1")
+	var reasons []string
+	for _, w := range got {
+		reasons = append(reasons, w.Reason)
+	}
+	if len(got) != 3 || got[0].Reason != "BackOff" || got[0].Count != 41 || got[1].Reason != "Unhealthy" || got[2].Reason != "FailedMount" {
+		t.Errorf("About = %v, want BackOff (series of 41), Unhealthy, FailedMount newest first", reasons)
+	}
+	if n := len(x.Reason("FailedMount")); n != 2 {
+		t.Errorf("Reason(FailedMount) = %d events, want 2", n)
+	}
+	lines := Evidence(t0, 2, got)
+	if len(lines) != 2 || lines[0] != "BackOff (x41 over 59m, 60s ago): BackOff of web-1" {
+		t.Errorf("Evidence = %q", lines)
+	}
+}
+
+func TestClip(t *testing.T) {
+	if got := Clip("a  b\n c", 10); got != "a b c" {
+		t.Errorf("Clip = %q", got)
+	}
+	if got := Clip("abcdefghijkl", 5); got != "abcd…" {
+		t.Errorf("Clip = %q", got)
+	}
+}
