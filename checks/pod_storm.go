@@ -24,7 +24,7 @@ var PodStorm = &doctor.Check{
 	Severity: doctor.Warning,
 	Reads:    []snapshot.Resource{snapshot.Pods},
 	Optional: append(slices.Clone(kube.WorkloadReads), kube.WarningEventReads),
-	Run: runPodStorm,
+	Run:      runPodStorm,
 	Doc: `Pod storms: controllers recreating pods the kubelet rejects, and piles of failed pods
 
 ## Why it matters

@@ -22,7 +22,7 @@ var PVCPending = &doctor.Check{
 	Severity: doctor.Warning,
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
 	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads),
-	Run: runPVCPending,
+	Run:      runPVCPending,
 	Doc: `PersistentVolumeClaims stuck Pending or Lost, with the cause and the pods that wait on them
 
 ## Why it matters
