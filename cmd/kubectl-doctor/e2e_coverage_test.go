@@ -112,9 +112,20 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
 			rep := decodeReport(t, r.stdout)
+			// A capture without events cannot tell a liveness kill from
+			// another SIGKILL, or name the volume a pod waits for: the
+			// object is still reported, with the cause the capture holds.
+			noEvents := name == "kubectl get -o json"
+			keyOf := func(f doctor.Finding) string {
+				k := f.Check + " " + f.Object.Kind + " " + f.Object.Namespace + "/" + f.Object.Name
+				if noEvents {
+					return k
+				}
+				return k + " " + f.Cause
+			}
 			got := map[string]doctor.Finding{}
 			for _, f := range rep.Findings {
-				got[f.Check+" "+f.Object.Kind+" "+f.Object.Namespace+"/"+f.Object.Name+" "+f.Cause] = f
+				got[keyOf(f)] = f
 			}
 			compared := 0
 			for _, f := range live.Findings {
@@ -125,10 +136,10 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 					continue // not in this capture: its pods' finding names the DaemonSet by their ownerReference
 				}
 				compared++
-				key := f.Check + " " + f.Object.Kind + " " + f.Object.Namespace + "/" + f.Object.Name + " " + f.Cause
+				key := keyOf(f)
 				if g, ok := got[key]; !ok {
-					t.Errorf("live finding missing from the capture: %s: %s", key, f.Message)
-				} else if g.Severity != f.Severity {
+					t.Errorf("live finding missing from the capture: %s %s: %s", key, f.Cause, f.Message)
+				} else if g.Severity != f.Severity && !noEvents {
 					t.Errorf("%s: %s from the capture, %s live", key, g.Severity, f.Severity)
 				}
 			}

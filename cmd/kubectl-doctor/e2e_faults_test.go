@@ -358,6 +358,12 @@ func TestFaultsViewUser(t *testing.T) {
 		if f.Check == "apiservice-unavailable" || f.Check == "admission-webhooks" {
 			linked = append(linked, f.Message)
 		}
+		// A finding the admin saw folded into the root cause of a check
+		// the view user cannot run (sandbox-failures needs nodes) stands
+		// on its own for the view user: never silently dropped.
+		if !slices.Contains(ran, f.Check) {
+			linked = append(linked, f.Explains...)
+		}
 	}
 	for _, k := range all {
 		if !slices.Contains(got, k) {
