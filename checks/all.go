@@ -31,5 +31,6 @@ func All() []*doctor.Check {
 		IngressBackends,
 		HPAScaling,
 		PDBBlocksDrain,
+		MissingReferences,
 	}
 }

@@ -53,6 +53,15 @@ var (
 	PodDisruptionBudgets     = Resource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget", Namespaced: true}
 	Ingresses                = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses", Kind: "Ingress", Namespaced: true}
 	IngressClasses           = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses", Kind: "IngressClass"}
+	NetworkPolicies          = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies", Kind: "NetworkPolicy", Namespaced: true}
+	PersistentVolumes        = Resource{Version: "v1", Resource: "persistentvolumes", Kind: "PersistentVolume"}
+	// ServiceAccounts are read for their names: a ServiceAccount lists the
+	// names of its token Secrets, never their data.
+	ServiceAccounts     = Resource{Version: "v1", Resource: "serviceaccounts", Kind: "ServiceAccount", Namespaced: true}
+	Roles               = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles", Kind: "Role", Namespaced: true}
+	ClusterRoles        = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles", Kind: "ClusterRole"}
+	RoleBindings        = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings", Kind: "RoleBinding", Namespaced: true}
+	ClusterRoleBindings = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings", Kind: "ClusterRoleBinding"}
 )
 
 // APIServerMetrics is the API server's own Prometheus metrics (GET /metrics):
@@ -66,7 +75,8 @@ var PriorityLevels = Resource{Group: "flowcontrol.apiserver.k8s.io", Version: "v
 var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deployments, DaemonSets,
 	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, APIServices, MutatingWebhooks,
 	ValidatingWebhooks, PriorityLevels, PersistentVolumeClaims, StorageClasses, HorizontalPodAutoscalers,
-	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents}
+	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents,
+	NetworkPolicies, PersistentVolumes, ServiceAccounts, Roles, ClusterRoles, RoleBindings, ClusterRoleBindings}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 
