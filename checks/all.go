@@ -32,5 +32,7 @@ func All() []*doctor.Check {
 		HPAScaling,
 		PDBBlocksDrain,
 		MissingReferences,
+		RBACMissingRole,
+		PVReleased,
 	}
 }
