@@ -34,5 +34,7 @@ func All() []*doctor.Check {
 		MissingReferences,
 		RBACMissingRole,
 		PVReleased,
+		DaemonSetNoNodes,
+		PDBOverlap,
 	}
 }
