@@ -36,5 +36,6 @@ func All() []*doctor.Check {
 		PVReleased,
 		DaemonSetNoNodes,
 		PDBOverlap,
+		NetworkPolicies,
 	}
 }
