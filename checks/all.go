@@ -37,5 +37,6 @@ func All() []*doctor.Check {
 		DaemonSetNoNodes,
 		PDBOverlap,
 		NetworkPolicies,
+		GatewayAPI,
 	}
 }

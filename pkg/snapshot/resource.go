@@ -28,6 +28,12 @@ type Resource struct {
 	// Path, when set, makes this a plain GET of a non-resource endpoint
 	// (the API server's /metrics) instead of a LIST.
 	Path string
+	// Extension marks an API that clusters serve only when it is installed
+	// (custom resources such as the Gateway API's): when the server does
+	// not serve it, the read holds no object instead of failing, because
+	// a cluster without the API has none to diagnose. A forbidden read
+	// still fails (and skips its checks).
+	Extension bool
 }
 
 // The resources checks may declare.
@@ -76,7 +82,8 @@ var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deploymen
 	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, APIServices, MutatingWebhooks,
 	ValidatingWebhooks, PriorityLevels, PersistentVolumeClaims, StorageClasses, HorizontalPodAutoscalers,
 	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents,
-	NetworkPolicies, PersistentVolumes, ServiceAccounts, Roles, ClusterRoles, RoleBindings, ClusterRoleBindings}
+	NetworkPolicies, PersistentVolumes, ServiceAccounts, Roles, ClusterRoles, RoleBindings, ClusterRoleBindings,
+	GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 
