@@ -38,5 +38,7 @@ func All() []*doctor.Check {
 		PDBOverlap,
 		NetworkPolicies,
 		GatewayAPI,
+		PodsStuck,
+		ServiceTargetPort,
 	}
 }
