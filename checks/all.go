@@ -40,5 +40,6 @@ func All() []*doctor.Check {
 		GatewayAPI,
 		PodsStuck,
 		ServiceTargetPort,
+		DeprecatedAPIs,
 	}
 }

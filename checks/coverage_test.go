@@ -38,7 +38,7 @@ func TestCoverage(t *testing.T) {
 			continue
 		}
 		// Cells are split on unescaped pipes (messages escape theirs).
-		cells := strings.Split(strings.ReplaceAll(strings.Trim(line, " |"), `\|`, "\x00"), "|")
+		cells := strings.Split(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "|"), "|"), `\|`, "\x00"), "|")
 		for j := range cells {
 			cells[j] = strings.TrimSpace(strings.ReplaceAll(cells[j], "\x00", "|"))
 		}

@@ -23,14 +23,16 @@ var pullSecretEvents = snapshot.Events("reason=FailedToRetrieveImagePullSecret")
 // MissingReferences reports workloads whose pod template names a
 // ServiceAccount that does not exist, or image pull secrets the kubelet
 // could not find: the first makes the API server refuse every new pod, the
-// second makes pulls from private registries fail.
+// second makes pulls from private registries fail. StatefulSets whose
+// governing Service is missing are reported too: their pods get no DNS
+// names.
 var MissingReferences = &doctor.Check{
 	Name:     "missing-references",
 	Severity: doctor.Critical,
-	Reads:    append([]snapshot.Resource{snapshot.ServiceAccounts, snapshot.Pods}, kube.WorkloadReads...),
+	Reads:    append([]snapshot.Resource{snapshot.ServiceAccounts, snapshot.Pods, snapshot.Services}, kube.WorkloadReads...),
 	Optional: []snapshot.Resource{pullSecretEvents},
 	Run:      runMissingReferences,
-	Doc: `Workloads that name a ServiceAccount that does not exist, or pull secrets the kubelet cannot find
+	Doc: `Workloads that name a ServiceAccount, pull secret or governing Service that does not exist
 
 ## Why it matters
 A pod template only names its ServiceAccount and its image pull secrets;
@@ -41,7 +43,9 @@ refuses every pod: the ReplicaSet, StatefulSet or Job records
 ` + "`FailedCreate ... serviceaccount \"x\" not found`" + ` and the workload has no pod at all,
 so no pod-level check sees anything. Pods created before the account was
 deleted keep running until the next rollout, eviction or node failure, and
-then are not replaced. A missing image pull secret makes the kubelet pull
+then are not replaced. A StatefulSet whose ` + "`serviceName`" + ` names no Service
+runs, but its pods get no stable DNS names (` + "`db-0.db`" + `): members of a cluster
+that find each other by name never do. A missing image pull secret makes the kubelet pull
 anonymously: private images fail with ` + "`ImagePullBackOff`" + ` (see workload-pods).
 
 ## How it is detected
@@ -52,7 +56,8 @@ StatefulSet, DaemonSet, Job, CronJob, bare pod) the template's
 StatefulSets scaled to zero, finished Jobs and suspended CronJobs are left
 alone. Critical when the workload has no running pod (nothing serves), a
 warning when older pods still run (the next rollout or eviction leaves it
-with none).
+with none). A StatefulSet's ` + "`serviceName`" + ` must name a Service of its namespace
+(a warning).
 
 Secrets are never read, so a missing pull secret is not guessed from the
 spec: the kubelet says it, with a ` + "`FailedToRetrieveImagePullSecret`" + ` event
@@ -62,14 +67,16 @@ still pulls without it).
 
 ## How to fix
 Create the ServiceAccount (` + "`kubectl create serviceaccount NAME -n NS`" + `) or point
-the template at one that exists (` + "`kubectl set serviceaccount`" + `). Create the pull
+the template at one that exists (` + "`kubectl set serviceaccount`" + `). Create the
+StatefulSet's headless Service (` + "`clusterIP: None`" + `, selecting its pods). Create the pull
 secret in the pod's namespace (` + "`kubectl create secret docker-registry`" + `) or remove
 it from the template or ServiceAccount.
 
 ## References
 - https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/
 - https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#serviceaccount
-- https://kubernetes.io/docs/tasks/configure-pod-container/pull-image-private-registry/`,
+- https://kubernetes.io/docs/tasks/configure-pod-container/pull-image-private-registry/
+- https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/#stable-network-id`,
 }
 
 // missingPullSecretRE takes the secret names out of the kubelet's
@@ -96,9 +103,18 @@ func runMissingReferences(p *doctor.Pass) error {
 			running[pod.Namespace+"/Pod/"+pod.Name]++
 		}
 	}
+	svcs := kube.ServicesOf(p.Snapshot)
 	for w := range kube.TopWorkloads(p.Snapshot) {
 		if w.Spec == nil || dormant(w) {
 			continue
+		}
+		if sts, ok := w.Object.(*appsv1.StatefulSet); ok && sts.Spec.ServiceName != "" && svcs.Get(sts.Namespace, sts.Spec.ServiceName) == nil {
+			p.Report(doctor.Finding{Severity: doctor.Warning, Object: w.Ref, Cause: "governing-service",
+				Message: fmt.Sprintf("statefulset/%s names serviceName %s, which does not exist in namespace %s: its pods get no stable DNS names (%s-0.%s), so members that find each other by name never do",
+					sts.Name, sts.Spec.ServiceName, sts.Namespace, sts.Name, sts.Spec.ServiceName),
+				Remediation: []doctor.Remediation{{Text: "create the headless Service that governs it",
+					Command: fmt.Sprintf("kubectl create service clusterip %s -n %s --clusterip=None && kubectl set selector service %s -n %s '%s'",
+						sts.Spec.ServiceName, sts.Namespace, sts.Spec.ServiceName, sts.Namespace, kube.SelectorString(sts.Spec.Template.Labels))}}})
 		}
 		name := w.Spec.ServiceAccountName
 		if name == "" {

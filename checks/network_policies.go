@@ -50,7 +50,8 @@ selector matching the DNS pods (pods labelled ` + "`k8s-app=kube-dns`" + `; in
 set of policies, with their owners: a warning. Separately, as info: a
 policy whose non-empty podSelector selects no live pod (unless a workload
 scaled to zero would match it), and an ingress or egress peer whose
-podSelector (same namespace) or namespaceSelector matches nothing.
+podSelector (same namespace) or namespaceSelector matches nothing, or whose
+podSelector matches no pod in the namespaces its namespaceSelector matches.
 
 ## How to fix
 Allow DNS to every pod the egress policies isolate, in the namespace:
@@ -300,15 +301,32 @@ func reportEmptyPeers(p *doctor.Pass, np *networkingv1.NetworkPolicy, ref doctor
 				if err != nil || sel.Empty() {
 					continue
 				}
-				found := false
-				for _, l := range nsLabels {
+				var matched []string
+				for name, l := range nsLabels {
 					if sel.Matches(l) {
+						matched = append(matched, name)
+					}
+				}
+				if len(matched) == 0 {
+					empty = append(empty, fmt.Sprintf("%s namespaceSelector %s matches no namespace", dir, sel.String()))
+					continue
+				}
+				if peer.PodSelector == nil {
+					continue
+				}
+				psel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+				if err != nil || psel.Empty() {
+					continue
+				}
+				found := false
+				for _, ns := range matched {
+					if len(kube.Selected(p.Snapshot, ns, psel)) > 0 || kube.ScaledToZero(p.Snapshot, ns, psel) != nil {
 						found = true
 						break
 					}
 				}
 				if !found {
-					empty = append(empty, fmt.Sprintf("%s namespaceSelector %s matches no namespace", dir, sel.String()))
+					empty = append(empty, fmt.Sprintf("%s podSelector %s matches no pod in the namespaces its namespaceSelector %s matches", dir, psel.String(), sel.String()))
 				}
 			case peer.PodSelector != nil:
 				sel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
