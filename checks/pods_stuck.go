@@ -64,7 +64,7 @@ done. For gates, check the controller that owns them.
 
 const (
 	podTerminatingGrace = 5 * time.Minute
-	gatedGrace       = 15 * time.Minute
+	gatedGrace          = 15 * time.Minute
 )
 
 func runPodsStuck(p *doctor.Pass) error {
