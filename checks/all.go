@@ -41,5 +41,6 @@ func All() []*doctor.Check {
 		PodsStuck,
 		ServiceTargetPort,
 		DeprecatedAPIs,
+		ReplicaFailure,
 	}
 }
