@@ -22,9 +22,9 @@ func TestRealSupportBundles(t *testing.T) {
 		passed        []string
 	}{
 		{"sbctl-support-bundle", "v1.23.5", time.Date(2022, 4, 12, 0, 56, 6, 0, time.UTC), 18,
-			[]string{"job-failed", "node-drift", "node-health", "node-pod-capacity", "node-taints", "sandbox-failures"}},
+			[]string{"job-failed", "node-drift", "node-health", "node-pod-capacity", "node-taints", "pods-stuck", "replica-failure", "sandbox-failures"}},
 		{"troubleshoot-support-bundle.tar.gz", "v1.24.4+k3s1", time.Date(2022, 12, 21, 16, 43, 9, 0, time.UTC), 40,
-			[]string{"job-failed", "node-drift", "node-health", "node-pod-capacity", "node-taints", "sandbox-failures"}},
+			[]string{"job-failed", "node-drift", "node-health", "node-pod-capacity", "node-taints", "pods-stuck", "replica-failure", "sandbox-failures"}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			res := mustLoad(t, filepath.Join("..", "..", "testdata", "offline", tc.path), offline.Options{})

@@ -3,15 +3,15 @@ package snapshot
 import gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 // The Gateway API's kinds (gateway.networking.k8s.io/v1). They are custom
-// resources, marked Extension: a cluster without the Gateway API CRDs
+// resources of an Extension group: a cluster without the Gateway API CRDs
 // answers 404, and the loader files an empty list (no Gateway to
 // diagnose), so the checks that read them pass instead of being skipped
 // and the scan stays complete. Forbidden reads still skip them.
 var (
-	GatewayClasses = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "gatewayclasses", Kind: "GatewayClass", Extension: true}
-	Gateways       = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "gateways", Kind: "Gateway", Namespaced: true, Extension: true}
-	HTTPRoutes     = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "httproutes", Kind: "HTTPRoute", Namespaced: true, Extension: true}
-	GRPCRoutes     = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "grpcroutes", Kind: "GRPCRoute", Namespaced: true, Extension: true}
+	GatewayClasses = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "gatewayclasses", Kind: "GatewayClass"}
+	Gateways       = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "gateways", Kind: "Gateway", Namespaced: true}
+	HTTPRoutes     = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "httproutes", Kind: "HTTPRoute", Namespaced: true}
+	GRPCRoutes     = Resource{Group: gatewayv1.GroupName, Version: "v1", Resource: "grpcroutes", Kind: "GRPCRoute", Namespaced: true}
 )
 
 // GatewayClasses returns the listed GatewayClasses.

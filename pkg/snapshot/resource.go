@@ -28,13 +28,19 @@ type Resource struct {
 	// Path, when set, makes this a plain GET of a non-resource endpoint
 	// (the API server's /metrics) instead of a LIST.
 	Path string
-	// Extension marks an API that clusters serve only when it is installed
-	// (custom resources such as the Gateway API's): when the server does
-	// not serve it, the read holds no object instead of failing, because
-	// a cluster without the API has none to diagnose. A forbidden read
-	// still fails (and skips its checks).
-	Extension bool
 }
+
+// extensionGroups are the API groups clusters serve only when they are
+// installed (custom resources such as the Gateway API's).
+var extensionGroups = map[string]bool{"gateway.networking.k8s.io": true}
+
+// Extension says whether r belongs to an API that clusters serve only when
+// it is installed: when the server does not serve it, the read holds no
+// object instead of failing, because a cluster without the API has none to
+// diagnose. A forbidden read still fails (and skips its checks). It is a
+// property of the group, not a field, so that a Resource rebuilt from a
+// dump record is still equal to the one a check declares.
+func (r Resource) Extension() bool { return extensionGroups[r.Group] }
 
 // The resources checks may declare.
 var (
