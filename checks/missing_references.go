@@ -56,8 +56,9 @@ StatefulSet, DaemonSet, Job, CronJob, bare pod) the template's
 StatefulSets scaled to zero, finished Jobs and suspended CronJobs are left
 alone. Critical when the workload has no running pod (nothing serves), a
 warning when older pods still run (the next rollout or eviction leaves it
-with none). A StatefulSet's ` + "`serviceName`" + ` must name a Service of its namespace
-(a warning).
+with none). A StatefulSet of more than one replica must have the Service its
+` + "`serviceName`" + ` names in its namespace (a warning; a single member has no peer to
+find by name).
 
 Secrets are never read, so a missing pull secret is not guessed from the
 spec: the kubelet says it, with a ` + "`FailedToRetrieveImagePullSecret`" + ` event
@@ -108,7 +109,9 @@ func runMissingReferences(p *doctor.Pass) error {
 		if w.Spec == nil || dormant(w) {
 			continue
 		}
-		if sts, ok := w.Object.(*appsv1.StatefulSet); ok && sts.Spec.ServiceName != "" && svcs.Get(sts.Namespace, sts.Spec.ServiceName) == nil {
+		// A single member has no peer to find by name: nothing breaks.
+		if sts, ok := w.Object.(*appsv1.StatefulSet); ok && sts.Spec.ServiceName != "" && sts.Spec.Replicas != nil && *sts.Spec.Replicas > 1 &&
+			svcs.Get(sts.Namespace, sts.Spec.ServiceName) == nil {
 			p.Report(doctor.Finding{Severity: doctor.Warning, Object: w.Ref, Cause: "governing-service",
 				Message: fmt.Sprintf("statefulset/%s names serviceName %s, which does not exist in namespace %s: its pods get no stable DNS names (%s-0.%s), so members that find each other by name never do",
 					sts.Name, sts.Spec.ServiceName, sts.Namespace, sts.Name, sts.Spec.ServiceName),

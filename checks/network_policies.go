@@ -129,7 +129,7 @@ func runNetworkPolicies(p *doctor.Pass) error {
 					{Text: "compare its podSelector with the pods' labels", Command: fmt.Sprintf("kubectl get pods -n %s --show-labels", np.Namespace)},
 					{Text: "fix the selector, or delete a leftover policy", Command: fmt.Sprintf("kubectl edit networkpolicy %s -n %s", np.Name, np.Namespace)}}})
 		}
-		reportEmptyPeers(p, np, ref, nsLabels)
+		reportEmptyPeers(p, np, ref, nsLabels, targets)
 		if !isolatesEgress(np) {
 			continue
 		}
@@ -287,11 +287,18 @@ func peerMatches(peer networkingv1.NetworkPolicyPeer, ns string, t dnsTarget) bo
 // alone (this namespace's pods) that no live pod matches, or a
 // namespaceSelector no namespace matches. Only when pods and namespaces
 // were listed whole (a cluster-wide scan), so that absence means absence.
-func reportEmptyPeers(p *doctor.Pass, np *networkingv1.NetworkPolicy, ref doctor.ObjectRef, nsLabels map[string]labels.Set) {
+func reportEmptyPeers(p *doctor.Pass, np *networkingv1.NetworkPolicy, ref doctor.ObjectRef, nsLabels map[string]labels.Set, dns []dnsTarget) {
 	var empty []string
 	check := func(dir string, peers []networkingv1.NetworkPolicyPeer) {
 		for _, peer := range peers {
+			isDNS := false
+			for _, t := range dns {
+				isDNS = isDNS || peerMatches(peer, np.Namespace, t)
+			}
 			switch {
+			case isDNS:
+				// The cluster DNS, where it runs (or would, by its usual
+				// labels, when its pods are not listed): not a mistake.
 			case peer.IPBlock != nil:
 			case peer.NamespaceSelector != nil:
 				if p.Snapshot.Namespace != "" || len(nsLabels) == 0 {

@@ -45,6 +45,7 @@ not finished (volumes, a runtime that cannot stop the container). Pods are
 grouped by owner and cause: critical for StatefulSet pods (their
 replacement waits), a warning otherwise. A pod with scheduling gates whose
 ` + "`PodScheduled`" + ` condition says ` + "`SchedulingGated`" + ` for more than fifteen minutes
+(from the older of its creation and the condition's transition)
 is info, grouped by owner and gates: a queue may hold it on purpose.
 
 ## How to fix
@@ -138,8 +139,10 @@ func runPodsStuck(p *doctor.Pass) error {
 		}
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonSchedulingGated {
+				// Gated since the earliest evidence: creation, or the
+				// condition's transition when older (a restored pod).
 				since := pod.CreationTimestamp
-				if c.LastTransitionTime.After(since.Time) {
+				if !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Before(&since) {
 					since = c.LastTransitionTime
 				}
 				if p.Now.Sub(since.Time) <= gatedGrace {

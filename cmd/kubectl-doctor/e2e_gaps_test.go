@@ -36,8 +36,15 @@ var gapsWant = map[string][]wantFinding{
 		{doctor.Critical, "gaps/gateway/internal", `^gateway internal is not programmed \(AddressNotAssigned: "no free address in pool internal-lb"\)$`, 1},
 		{doctor.Critical, "gaps-other/httproute/blog", `^httproute blog: gateway gaps/public rejects it \(NotAllowedByListeners: "no listener allows routes from namespace gaps-other"\)$`, 1},
 	},
-	"pods-stuck":          {},
-	"service-target-port": {},
-	"deprecated-apis":     {},
-	"replica-failure":     {},
+	"pods-stuck": {
+		{doctor.Info, "gaps/pod/train-0", `^pod/train-0 has been held by scheduling gate example\.com/queue for \d+m: the scheduler does not consider it`, 1},
+	},
+	"service-target-port": {
+		{doctor.Critical, "gaps/service/cache-metrics", `^service cache-metrics: port 9090 \(metrics\) targets the container port named "metrics", which none of its 2 ready pods \(bare pods cache-0, cache-1\) declares`, 1},
+	},
+	"replica-failure": {
+		{doctor.Critical, "gaps-quota/deployment/batch", `^deployment/batch has 0 of 1 pods: a ResourceQuota of the namespace is used up \(ReplicaFailure FailedCreate since .*exceeded quota: pods`, 1},
+	},
+	// No scenario calls an API the server deprecates.
+	"deprecated-apis": {},
 }

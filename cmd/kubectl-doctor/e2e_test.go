@@ -271,7 +271,16 @@ func TestScenarioFindings(t *testing.T) {
 	if crit < 0 || warn < crit || info < warn {
 		t.Errorf("table is not grouped critical, warning, info:\n%s", table.stdout)
 	}
-	if line := fmt.Sprintf("%d critical, %d warning, %d info · 0 checks passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, len(rep.Checks)); !strings.Contains(table.stdout, line) {
+	// Every check has findings on the scenarios but those whose input a
+	// scenario cannot make (deprecated-apis needs a client of an API the
+	// server deprecates): they pass.
+	quiet := 0
+	for _, c := range rep.Checks {
+		if len(scenarioWant[c.Name]) == 0 {
+			quiet++
+		}
+	}
+	if line := fmt.Sprintf("%d critical, %d warning, %d info · %d checks passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, quiet, len(rep.Checks)-quiet); !strings.Contains(table.stdout, line) {
 		t.Errorf("summary line %q missing:\n%s", line, table.stdout)
 	}
 	// --fail-on thresholds.
