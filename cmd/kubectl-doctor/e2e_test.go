@@ -280,7 +280,7 @@ func TestScenarioFindings(t *testing.T) {
 			quiet++
 		}
 	}
-	if line := fmt.Sprintf("%d critical, %d warning, %d info · %d checks passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, quiet, len(rep.Checks)-quiet); !strings.Contains(table.stdout, line) {
+	if line := fmt.Sprintf("%d critical, %d warning, %d info · %s passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, doctor.Plural(quiet, "check", "checks"), len(rep.Checks)-quiet); !strings.Contains(table.stdout, line) {
 		t.Errorf("summary line %q missing:\n%s", line, table.stdout)
 	}
 	// --fail-on thresholds.
