@@ -5,7 +5,7 @@ BIN     := bin/kubectl-doctor
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/kubectl-doctor/kubectl-doctor/pkg/cmd.version=$(VERSION)
 
-.PHONY: all build test test-unit fuzz lint demo demo-down docs controlplane bench
+.PHONY: all build test test-unit fuzz lint demo demo-down docs deploy controlplane prometheus bench
 
 all: build
 
@@ -17,8 +17,14 @@ build:
 controlplane:
 	$(GO) run ./hack/cluster build
 
-test: lint controlplane
-	$(GO) test -count=1 -timeout 60m ./...
+# Prometheus and promtool (Debian's prometheus package) for the serve e2e
+# test and the alert rules' unit tests; only installed where missing.
+prometheus:
+	@command -v prometheus >/dev/null && command -v promtool >/dev/null || \
+		{ apt-get install -y prometheus >/dev/null 2>&1 || { apt-get update && apt-get install -y prometheus; }; }
+
+test: lint controlplane prometheus
+	KUBECTL_DOCTOR_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 -timeout 60m ./...
 
 # Without the control plane: fixture, engine and printer tests only.
 test-unit:
@@ -42,8 +48,12 @@ lint:
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: skipped (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
 	@if command -v goreleaser >/dev/null; then goreleaser check; else echo "goreleaser not installed: .goreleaser.yaml not validated"; fi
 
-docs:
+docs: deploy
 	$(GO) run ./hack/gendocs
+
+# deploy/base/clusterrole.yaml from the reads the checks declare.
+deploy:
+	$(GO) run ./hack/gendeploy
 
 # The footprint benchmark: a real kube-apiserver with 30,600 pods, the floor
 # client against a full kubectl-doctor scan (docs/performance.md), then the

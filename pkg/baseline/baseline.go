@@ -37,11 +37,35 @@ func Parse(data []byte, path string) (*Baseline, error) {
 	if err := yaml.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("baseline %s: not a kubectl-doctor JSON report: %v", path, oneLine(err))
 	}
+	fleet := r.APIVersion == doctor.APIVersion && r.Kind == doctor.FleetKind
+	if fleet {
+		// A fleet report: its findings carry their cluster, and
+		// ForCluster scopes them (Report has the same findings field).
+		r.Kind = "Report"
+	}
 	if r.APIVersion != doctor.APIVersion || r.Kind != "Report" {
 		return nil, fmt.Errorf("baseline %s: not a kubectl-doctor report (want apiVersion %s and kind Report, as written by kubectl doctor -o json)", path, doctor.APIVersion)
 	}
 	b := &Baseline{Path: path, Findings: r.Findings, byPrint: map[string]int{}}
-	doctor.AssignFingerprints(b.Findings)
+	if fleet {
+		// Fingerprints are unique per cluster, not across the fleet:
+		// number duplicates within each cluster only.
+		byCluster := map[string][]doctor.Finding{}
+		var order []string
+		for _, f := range b.Findings {
+			if _, ok := byCluster[f.Cluster]; !ok {
+				order = append(order, f.Cluster)
+			}
+			byCluster[f.Cluster] = append(byCluster[f.Cluster], f)
+		}
+		b.Findings = b.Findings[:0]
+		for _, c := range order {
+			doctor.AssignFingerprints(byCluster[c])
+			b.Findings = append(b.Findings, byCluster[c]...)
+		}
+	} else {
+		doctor.AssignFingerprints(b.Findings)
+	}
 	for i, f := range b.Findings {
 		b.byPrint[f.Fingerprint] = i
 	}
@@ -95,4 +119,23 @@ func (b *Baseline) Apply(r *doctor.Report) {
 		f.Baseline, f.Suppression = "", nil
 		r.Resolved = append(r.Resolved, f)
 	}
+}
+
+// ForCluster is the baseline as it applies to the cluster named name in a
+// fleet run: the findings recorded for that cluster, and those recorded
+// without one (a single-cluster report used as every cluster's baseline).
+func (b *Baseline) ForCluster(name string) *Baseline {
+	if b == nil {
+		return nil
+	}
+	out := &Baseline{Path: b.Path, byPrint: map[string]int{}}
+	for _, f := range b.Findings {
+		if f.Cluster != "" && f.Cluster != name {
+			continue
+		}
+		f.Cluster = ""
+		out.byPrint[f.Fingerprint] = len(out.Findings)
+		out.Findings = append(out.Findings, f)
+	}
+	return out
 }

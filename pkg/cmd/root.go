@@ -81,6 +81,10 @@ exits 2 naming the file.
   # Only some checks, one namespace
   kubectl doctor --check rollout-history -n shop
 
+  # Several clusters, one merged report, the worst cluster's exit code
+  kubectl doctor --context prod,staging
+  kubectl doctor --all-contexts -o json --fail-on warning
+
   # Capture now, diagnose later or elsewhere
   kubectl doctor dump -o snapshot.yaml.gz
   kubectl doctor --from snapshot.yaml.gz
@@ -118,6 +122,7 @@ exits 2 naming the file.
 	)
 	root.AddCommand(newNodesCommand(streams, scan.cluster))
 	root.AddCommand(newDumpCommand(streams, scan.cluster)) // issue 13
+	root.AddCommand(newServeCommand(streams, scan.cluster))
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	return root

@@ -35,6 +35,9 @@ type ScanOptions struct {
 	ci ciOptions
 	// offline is --from (scan_offline.go).
 	offline offlineOptions
+	// fleet is --context a,b, --all-contexts and several --from inputs
+	// (fleet.go).
+	fleet fleetOptions
 	// CPUProfile and MemProfile write pprof profiles (hidden flags, for
 	// docs/performance.md): CPU over the whole scan, heap in use once the
 	// checks have run, when the snapshot is still alive.
@@ -47,7 +50,7 @@ type ScanOptions struct {
 
 // NewScanOptions returns options with kubectl-doctor's defaults.
 func NewScanOptions(streams genericiooptions.IOStreams) *ScanOptions {
-	return &ScanOptions{cluster: newClusterOptions(), Output: "table", FailOn: "critical", IOStreams: streams}
+	return &ScanOptions{cluster: newClusterOptions(), Output: "table", FailOn: "critical", fleet: fleetOptions{Parallel: defaultParallel()}, IOStreams: streams}
 }
 
 // AddFlags registers the scan's flags on the root command.
@@ -67,6 +70,7 @@ func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("check", checkNames)
 	_ = cmd.RegisterFlagCompletionFunc("skip", checkNames)
 	o.ci.addFlags(cmd)
+	o.addFleetFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.ScanFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"critical", "warning", "info", "never"}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -93,6 +97,9 @@ func (o *ScanOptions) Complete(cmd *cobra.Command) error {
 	default:
 		o.cluster.complete(cmd)
 	}
+	if cmd != nil {
+		o.completeFleet()
+	}
 	return nil
 }
 
@@ -105,6 +112,9 @@ func (o *ScanOptions) Validate() error {
 	if len(o.checks) == 0 {
 		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
 	}
+	if err := o.validateFleet(); err != nil {
+		return err
+	}
 	return o.cluster.validate()
 }
 
@@ -113,6 +123,9 @@ func (o *ScanOptions) Validate() error {
 // can only add findings), else 2 when the scan is incomplete (unless
 // --allow-incomplete), else 0.
 func (o *ScanOptions) Run(ctx context.Context) error {
+	if o.fleet.enabled() {
+		return o.runFleet(ctx)
+	}
 	start := time.Now()
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
@@ -151,7 +164,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
 	r.Requests, r.Retries = o.cluster.requests()
 	r.Duration = doctor.Duration(time.Since(start))
-	o.ci.apply(r, snap, now)
+	o.ci.applyFor(r, snap, now, o.clusterName())
 
 	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.checks, o.failOn)); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}

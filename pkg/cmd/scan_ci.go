@@ -123,15 +123,17 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 	return selected, nil
 }
 
-// apply rewrites the report by the config, the annotations and the
-// baseline, then recounts it.
-func (o *ciOptions) apply(r *doctor.Report, snap *snapshot.Snapshot, now time.Time) {
-	config.Apply(o.cfg, r, snap, now)
+// applyFor rewrites the report of the cluster named cluster by the config
+// (its ignore entries scoped to that cluster), the annotations and the
+// baseline (its findings for that cluster, or recorded without one), then
+// recounts it.
+func (o *ciOptions) applyFor(r *doctor.Report, snap *snapshot.Snapshot, now time.Time, cluster string) {
+	config.Apply(o.cfg.ForCluster(cluster), r, snap, now)
 	if o.cfg != nil {
 		r.Config = o.cfg.Path
 	}
 	if o.base != nil {
-		o.base.Apply(r)
+		o.base.ForCluster(cluster).Apply(r)
 	}
 	r.Finalize()
 	if !o.ShowSuppressed {
@@ -159,4 +161,10 @@ func printOptions(format string, color bool, selected []*doctor.Check, failOn do
 			return ""
 		},
 	}
+}
+
+// apply is applyFor a cluster without a name: ignore entries and baseline
+// findings scoped to a cluster do not apply.
+func (o *ciOptions) apply(r *doctor.Report, snap *snapshot.Snapshot, now time.Time) {
+	o.applyFor(r, snap, now, "")
 }

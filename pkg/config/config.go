@@ -52,7 +52,11 @@ type CheckConfig struct {
 // Empty Namespace, Kind and Name match everything; Namespace and Name are
 // globs (path.Match: *, ?, [a-z]).
 type Ignore struct {
-	Check     string
+	Check string
+	// Cluster, when set, scopes the entry to the clusters of a fleet run
+	// (kubeconfig context or --from file name) it matches, a glob; a
+	// single-cluster scan matches it against the current context's name.
+	Cluster   string
 	Namespace string
 	Kind      string
 	Name      string
@@ -390,7 +394,7 @@ func (p *parser) ignores(n *yaml.Node, known []string) []Ignore {
 			p.add(e, field, "want a mapping with check and reason")
 			continue
 		}
-		f := p.fields(e, field, "check", "namespace", "kind", "name", "reason", "expires")
+		f := p.fields(e, field, "check", "cluster", "namespace", "kind", "name", "reason", "expires")
 		ig := Ignore{Line: e.Line}
 		if c := f["check"]; c == nil {
 			p.add(e, field+".check", "required")
@@ -403,7 +407,7 @@ func (p *parser) ignores(n *yaml.Node, known []string) []Ignore {
 		for _, g := range []struct {
 			key string
 			dst *string
-		}{{"namespace", &ig.Namespace}, {"name", &ig.Name}} {
+		}{{"cluster", &ig.Cluster}, {"namespace", &ig.Namespace}, {"name", &ig.Name}} {
 			v := f[g.key]
 			if v == nil {
 				continue
@@ -543,4 +547,24 @@ func (p *parser) customs(n *yaml.Node) []Custom {
 		}
 	}
 	return out
+}
+
+// ForCluster is the config as it applies to the cluster named name: the
+// ignore entries scoped to other clusters (by their cluster glob) left out.
+// Entries without a cluster apply everywhere. A nil config stays nil.
+func (c *Config) ForCluster(name string) *Config {
+	if c == nil {
+		return nil
+	}
+	out := *c
+	out.Ignore = nil
+	for _, ig := range c.Ignore {
+		if ig.Cluster != "" {
+			if ok, _ := path.Match(ig.Cluster, name); !ok {
+				continue
+			}
+		}
+		out.Ignore = append(out.Ignore, ig)
+	}
+	return &out
 }

@@ -150,7 +150,7 @@ func TestEveryConfigError(t *testing.T) {
 		{"ignore reason empty", header + "ignore:\n- check: pod-storm\n  reason: \"  \"\n", 5, "ignore[0].reason: must not be empty"},
 		{"ignore bad expiry", header + "ignore:\n- check: pod-storm\n  reason: r\n  expires: 31.03.2027\n", 6, `ignore[0].expires: invalid date "31.03.2027" (want YYYY-MM-DD)`},
 		{"ignore impossible date", header + "ignore:\n- check: pod-storm\n  reason: r\n  expires: 2027-02-30\n", 6, `ignore[0].expires: invalid date "2027-02-30"`},
-		{"ignore unknown field", header + "ignore:\n- check: pod-storm\n  reason: r\n  until: 2027-01-01\n", 6, "ignore[0].until: unknown field (want check, namespace, kind, name, reason or expires)"},
+		{"ignore unknown field", header + "ignore:\n- check: pod-storm\n  reason: r\n  until: 2027-01-01\n", 6, "ignore[0].until: unknown field (want check, cluster, namespace, kind, name, reason or expires)"},
 		{"custom not a list", header + "custom: {name: x}\n", 3, "custom: want a list of checks"},
 		{"custom entry not a mapping", header + "custom:\n- x\n", 4, "custom[0]: want a mapping with name, resource and rule"},
 		{"custom name missing", header + "custom:\n- resource: pods\n  rule: \"true\"\n", 4, "custom[0].name: required"},
@@ -221,5 +221,21 @@ func TestDefaultPaths(t *testing.T) {
 func TestLoadMissingFile(t *testing.T) {
 	if _, err := Load(t.TempDir()+"/nope.yaml", builtin); err == nil || !strings.Contains(err.Error(), "reading config") {
 		t.Errorf("Load of a missing file: %v", err)
+	}
+}
+
+func TestIgnoreScopedToCluster(t *testing.T) {
+	cfg, err := Parse([]byte("apiVersion: doctor.kubectl.io/v1alpha1\nkind: Config\nignore:\n- check: pod-storm\n  cluster: prod-*\n  reason: r\n- check: pod-storm\n  namespace: kube-system\n  reason: everywhere\n"), "c.yaml", []string{"pod-storm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cfg.ForCluster("prod-eu").Ignore); n != 2 {
+		t.Errorf("prod-eu: %d entries, want 2", n)
+	}
+	if got := cfg.ForCluster("staging").Ignore; len(got) != 1 || got[0].Reason != "everywhere" {
+		t.Errorf("staging: %+v, want only the unscoped entry", got)
+	}
+	if (*Config)(nil).ForCluster("x") != nil {
+		t.Error("nil config")
 	}
 }

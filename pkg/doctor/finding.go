@@ -56,6 +56,10 @@ type Finding struct {
 	// Suppression says why a suppressed finding is not reported (only in
 	// Report.Suppressed).
 	Suppression *Suppression `json:"suppression,omitempty"`
+	// Cluster is the kubeconfig context (or --from file) the finding was
+	// found in, set only in a fleet run (several clusters in one report);
+	// empty, and absent from the JSON, in a single-cluster scan.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // MaxExamples is how many example names a grouped finding carries.

@@ -1,0 +1,87 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+)
+
+// An offline fleet of two support bundles and a missing file: both bundles
+// are reported under their file's name, the missing one is incomplete with
+// the reason, and the run exits 2 (nothing at --fail-on, one cluster
+// incomplete).
+func TestOfflineFleetRun(t *testing.T) {
+	testdata := filepath.Join("..", "..", "testdata", "offline")
+	from := strings.Join([]string{filepath.Join(testdata, "troubleshoot-support-bundle.tar.gz"), filepath.Join(testdata, "sbctl-support-bundle"), filepath.Join(t.TempDir(), "gone.yaml")}, ",")
+	var out, errOut bytes.Buffer
+	code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"--from", from, "-o", "json"})
+	if code != ExitError {
+		t.Errorf("exit %d, want 2 (a cluster incomplete)\n%s", code, errOut.String())
+	}
+	var f doctor.FleetReport
+	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	var names []string
+	for _, c := range f.Clusters {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "gone,sbctl-support-bundle,troubleshoot-support-bundle" || f.Complete {
+		t.Fatalf("clusters %v complete %v", names, f.Complete)
+	}
+	if f.Clusters[0].Error == "" || f.Clusters[1].Error != "" || len(f.Clusters[2].Checks) == 0 {
+		t.Errorf("clusters: %+v", f.Clusters)
+	}
+	if !strings.Contains(errOut.String(), "[troubleshoot-support-bundle] kubectl doctor: read ") || !strings.Contains(errOut.String(), "1 cluster of 3 incomplete (gone: scan failed: --from ") {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"--from", from, "--allow-incomplete"}); code != ExitOK {
+		t.Errorf("--allow-incomplete: exit %d", code)
+	}
+}
+
+func TestFleetFlagsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--all-contexts", "--from", "x,y"}, "--all-contexts: not with --from"},
+		{[]string{"--all-contexts", "--context", "a,b"}, "--all-contexts: not with --context"},
+		{[]string{"--context", "a,b", "--parallel", "0"}, "--parallel must be at least 1"},
+		{[]string{"--from", "-,x"}, "standard input"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, tc.args)
+		if code != ExitError || !strings.Contains(errOut.String(), tc.want) || strings.Count(errOut.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q, want one line with %q", tc.args, code, errOut.String(), tc.want)
+		}
+	}
+}
+
+// A context named in --context that the kubeconfig lacks is that
+// cluster's error; the run still reports the others.
+func TestFleetUnknownContext(t *testing.T) {
+	kc := writeFile(t, "kubeconfig", "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n")
+	var out, errOut bytes.Buffer
+	code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"--kubeconfig", kc, "--context", "c,nope", "-o", "json", "--timeout", "5s"})
+	if code != ExitError {
+		t.Errorf("exit %d", code)
+	}
+	var f doctor.FleetReport
+	if err := json.Unmarshal(out.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Clusters) != 2 || !strings.Contains(f.Clusters[0].Error, "cannot reach the API server") || !strings.Contains(f.Clusters[1].Error, `context "nope" not found`) {
+		t.Errorf("clusters %+v", f.Clusters)
+	}
+
+}
