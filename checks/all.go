@@ -31,5 +31,16 @@ func All() []*doctor.Check {
 		IngressBackends,
 		HPAScaling,
 		PDBBlocksDrain,
+		MissingReferences,
+		RBACMissingRole,
+		PVReleased,
+		DaemonSetNoNodes,
+		PDBOverlap,
+		NetworkPolicies,
+		GatewayAPI,
+		PodsStuck,
+		ServiceTargetPort,
+		DeprecatedAPIs,
+		ReplicaFailure,
 	}
 }

@@ -16,15 +16,25 @@ import (
 const FixtureServerVersion = "v1.37.2"
 
 func TestRegistryIsValid(t *testing.T) {
-	if err := doctor.Validate(checks.All()); err != nil {
+	if err := doctor.Validate(withProfiles()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withProfiles is the registry and every opt-in profile's checks: each
+// needs fixtures and a doc page like the default ones.
+func withProfiles() []*doctor.Check {
+	all := checks.All()
+	for _, p := range checks.Profiles() {
+		all = append(all, checks.Profile(p)...)
+	}
+	return all
 }
 
 // TestFixtures runs every check over testdata/checks/NAME and compares its
 // findings with the expectations written on the fixture objects.
 func TestFixtures(t *testing.T) {
-	for _, c := range checks.All() {
+	for _, c := range withProfiles() {
 		t.Run(c.Name, func(t *testing.T) {
 			dir := filepath.Join("..", "testdata", "checks", c.Name)
 			set, err := fixture.Load(dir)
@@ -117,7 +127,7 @@ func TestFixturesWithoutOptionalReads(t *testing.T) {
 
 // TestDocsAreGenerated fails when docs/checks is stale: run `make docs`.
 func TestDocsAreGenerated(t *testing.T) {
-	all := checks.All()
+	all := withProfiles()
 	for _, c := range all {
 		assertFile(t, filepath.Join("..", "docs", "checks", c.Name+".md"), c.Markdown())
 	}

@@ -41,7 +41,9 @@ their hosts and paths: critical when every backend is broken, a warning when
 some still work. An ` + "`ingressClassName`" + ` with no IngressClass is a warning; an
 Ingress with neither a class nor the legacy ` + "`kubernetes.io/ingress.class`" + `
 annotation, in a cluster that has IngressClasses but none marked default, is
-info — only controllers started to watch class-less Ingresses serve it.
+info — only controllers started to watch class-less Ingresses serve it. A
+port the load balancer reports in error in the Ingress status
+(` + "`status.loadBalancer.ingress[].ports[].error`" + `) is a warning, quoted.
 
 ## How to fix
 Point the backend at the Service and port that exist (` + "`kubectl edit ingress`" + `),
@@ -168,6 +170,21 @@ func runIngressBackends(p *doctor.Pass) error {
 			problems = append(problems, fmt.Sprintf("it names no ingressClassName and the cluster has no default IngressClass (classes: %s): only a controller started to watch class-less Ingresses serves it", strings.Join(names, ", ")))
 			rem = append(rem, doctor.Remediation{Text: "name its class explicitly",
 				Command: fmt.Sprintf(`kubectl patch ingress %s -n %s --type=merge -p '{"spec":{"ingressClassName":"%s"}}'`, ing.Name, ing.Namespace, names[0])})
+		}
+		// The load balancer's own verdict on its ports (status.loadBalancer.ingress[].ports[].error).
+		for _, lb := range ing.Status.LoadBalancer.Ingress {
+			for _, pt := range lb.Ports {
+				if pt.Error == nil || *pt.Error == "" {
+					continue
+				}
+				sev = max(sev, doctor.Warning)
+				addr := lb.IP
+				if addr == "" {
+					addr = lb.Hostname
+				}
+				problems = append(problems, fmt.Sprintf("its load balancer %s reports port %d/%s in error: %s", addr, pt.Port, pt.Protocol, kube.Quote(*pt.Error)))
+				rem = append(rem, doctor.Remediation{Text: "read the ingress controller's events for the load balancer", Command: fmt.Sprintf("kubectl describe ingress %s -n %s", ing.Name, ing.Namespace)})
+			}
 		}
 		if sev == 0 {
 			continue

@@ -127,7 +127,7 @@ type wantFinding struct {
 // scenarioWant is, per check, exactly the findings the scenarios in
 // testdata/scenarios must produce on the real control plane, in report order.
 // Each area keeps its expectations in its own e2e_*_test.go file.
-var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant, schedWant, networkWant, podsWant, podsWantExtra)
+var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant, schedWant, networkWant, podsWant, podsWantExtra, gapsWant)
 
 func mergeWants(sets ...map[string][]wantFinding) map[string][]wantFinding {
 	out := map[string][]wantFinding{}
@@ -271,7 +271,16 @@ func TestScenarioFindings(t *testing.T) {
 	if crit < 0 || warn < crit || info < warn {
 		t.Errorf("table is not grouped critical, warning, info:\n%s", table.stdout)
 	}
-	if line := fmt.Sprintf("%d critical, %d warning, %d info · 0 checks passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, len(rep.Checks)); !strings.Contains(table.stdout, line) {
+	// Every check has findings on the scenarios but those whose input a
+	// scenario cannot make (deprecated-apis needs a client of an API the
+	// server deprecates): they pass.
+	quiet := 0
+	for _, c := range rep.Checks {
+		if len(scenarioWant[c.Name]) == 0 {
+			quiet++
+		}
+	}
+	if line := fmt.Sprintf("%d critical, %d warning, %d info · %s passed, %d failed, 0 skipped · ", s.Critical, s.Warning, s.Info, doctor.Plural(quiet, "check", "checks"), len(rep.Checks)-quiet); !strings.Contains(table.stdout, line) {
 		t.Errorf("summary line %q missing:\n%s", line, table.stdout)
 	}
 	// --fail-on thresholds.

@@ -94,11 +94,28 @@ func startClusters(tmp string) (func(), error) {
 	if err := scenarios.StartControllerManager(localcluster.ScenarioControllers...); err != nil {
 		return stop, err
 	}
+	// The scenarios cluster serves the Gateway API (the healthy one does
+	// not: an API that is not served is no error).
+	if err := installGatewayAPI(ctx, scenarios, root); err != nil {
+		return stop, err
+	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "testdata", "scenarios", "*", "01-*.yaml"))
 	for i := range dirs {
 		dirs[i] = filepath.Dir(dirs[i])
 	}
 	return stop, load(ctx, scenarios, dirs...)
+}
+
+func installGatewayAPI(ctx context.Context, c *localcluster.Cluster, root string) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	var log bytes.Buffer
+	if err := localcluster.InstallGatewayAPI(ctx, cfg, root, &log); err != nil {
+		return fmt.Errorf("%w\n%s", err, log.String())
+	}
+	return nil
 }
 
 func load(ctx context.Context, c *localcluster.Cluster, dirs ...string) error {

@@ -88,6 +88,9 @@ func run(ctx context.Context, args []string) error {
 				scenarioDirs = append(scenarioDirs, d)
 			}
 		}
+		if err := localcluster.InstallGatewayAPI(ctx, cfg, root, os.Stderr); err != nil {
+			return err
+		}
 		if err := localcluster.LoadScenarios(ctx, cfg, scenarioDirs, os.Stderr); err != nil {
 			return err
 		}

@@ -23,6 +23,9 @@ func main() {
 
 func run(dir string) error {
 	all := checks.All()
+	for _, p := range checks.Profiles() {
+		all = append(all, checks.Profile(p)...)
+	}
 	if err := doctor.Validate(all); err != nil {
 		return err
 	}

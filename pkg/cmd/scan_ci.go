@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,10 +26,14 @@ const DocsURL = "https://github.com/kubectl-doctor/kubectl-doctor/blob/main/docs
 // exists when it is empty.
 type configSource struct {
 	Path string
+	// Profiles are --profile: opt-in check sets (hygiene) added to the
+	// built-in checks, which stay quiet about them by default.
+	Profiles []string
 }
 
 func (c *configSource) addFlag(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Path, "config", "", "Config file (default: the first of ./.kubectl-doctor.yaml and $XDG_CONFIG_HOME/kubectl-doctor/config.yaml that exists)")
+	fs.StringSliceVar(&c.Profiles, "profile", nil, "Also run an opt-in set of checks: "+strings.Join(checks.Profiles(), ", ")+" (popeye-style advice that breaks nothing, quiet by default)")
 }
 
 // registry reads the config and returns it with every check it knows of:
@@ -36,6 +41,13 @@ func (c *configSource) addFlag(fs *pflag.FlagSet) {
 // --config file, a mistake in the file or a CEL error is an exit-2 error.
 func (c *configSource) registry() ([]*doctor.Check, *config.Config, error) {
 	all := checks.All()
+	for _, p := range c.Profiles {
+		extra := checks.Profile(p)
+		if extra == nil {
+			return nil, nil, usageError("--profile: unknown profile %q (known: %s)", p, strings.Join(checks.Profiles(), ", "))
+		}
+		all = append(all, extra...)
+	}
 	if err := doctor.Validate(all); err != nil {
 		return nil, nil, fmt.Errorf("internal: invalid check registry: %w", err)
 	}
@@ -162,6 +174,11 @@ func printOptions(format string, color bool, selected []*doctor.Check, failOn do
 	builtin := map[string]bool{}
 	for _, c := range checks.All() {
 		builtin[c.Name] = true
+	}
+	for _, p := range checks.Profiles() {
+		for _, c := range checks.Profile(p) {
+			builtin[c.Name] = true
+		}
 	}
 	return report.Options{
 		Format: format, Color: color, ToolVersion: versionString(), Checks: selected, FailOn: failOn,

@@ -173,6 +173,9 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 		g.Go(func() error {
 			begin := time.Now()
 			list, err := l.read(ctx, r)
+			if err != nil && r.Extension() && apierrors.IsNotFound(err) {
+				list, err = Scheme().New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
+			}
 			if err != nil {
 				err = l.classify(ctx, r, err, begin)
 			}

@@ -31,6 +31,18 @@ type Resource struct {
 	Path string
 }
 
+// extensionGroups are the API groups clusters serve only when they are
+// installed (custom resources such as the Gateway API's).
+var extensionGroups = map[string]bool{"gateway.networking.k8s.io": true}
+
+// Extension says whether r belongs to an API that clusters serve only when
+// it is installed: when the server does not serve it, the read holds no
+// object instead of failing, because a cluster without the API has none to
+// diagnose. A forbidden read still fails (and skips its checks). It is a
+// property of the group, not a field, so that a Resource rebuilt from a
+// dump record is still equal to the one a check declares.
+func (r Resource) Extension() bool { return extensionGroups[r.Group] }
+
 // The resources checks may declare.
 var (
 	Nodes                    = Resource{Version: "v1", Resource: "nodes", Kind: "Node"}
@@ -54,6 +66,15 @@ var (
 	PodDisruptionBudgets     = Resource{Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Kind: "PodDisruptionBudget", Namespaced: true}
 	Ingresses                = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingresses", Kind: "Ingress", Namespaced: true}
 	IngressClasses           = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "ingressclasses", Kind: "IngressClass"}
+	NetworkPolicies          = Resource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies", Kind: "NetworkPolicy", Namespaced: true}
+	PersistentVolumes        = Resource{Version: "v1", Resource: "persistentvolumes", Kind: "PersistentVolume"}
+	// ServiceAccounts are read for their names: a ServiceAccount lists the
+	// names of its token Secrets, never their data.
+	ServiceAccounts     = Resource{Version: "v1", Resource: "serviceaccounts", Kind: "ServiceAccount", Namespaced: true}
+	Roles               = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles", Kind: "Role", Namespaced: true}
+	ClusterRoles        = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles", Kind: "ClusterRole"}
+	RoleBindings        = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings", Kind: "RoleBinding", Namespaced: true}
+	ClusterRoleBindings = Resource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings", Kind: "ClusterRoleBinding"}
 )
 
 // APIServerMetrics is the API server's own Prometheus metrics (GET /metrics):
@@ -67,7 +88,9 @@ var PriorityLevels = Resource{Group: "flowcontrol.apiserver.k8s.io", Version: "v
 var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deployments, DaemonSets,
 	StatefulSets, ControllerRevisions, Jobs, CronJobs, EndpointSlices, APIServices, MutatingWebhooks,
 	ValidatingWebhooks, PriorityLevels, PersistentVolumeClaims, StorageClasses, HorizontalPodAutoscalers,
-	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents}
+	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents,
+	NetworkPolicies, PersistentVolumes, ServiceAccounts, Roles, ClusterRoles, RoleBindings, ClusterRoleBindings,
+	GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 

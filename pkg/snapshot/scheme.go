@@ -7,13 +7,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Scheme knows every type a snapshot holds: client-go's built-in types plus
-// the aggregator's APIService. Built once, never changed afterwards.
+// the aggregator's APIService and the Gateway API's kinds. Built once, never changed afterwards.
 var Scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err) // programming error: conflicting registrations
 		}

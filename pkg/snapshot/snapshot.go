@@ -15,6 +15,7 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -438,4 +439,60 @@ func Memo[T any](s *Snapshot, key any, build func() T) T {
 type memoEntry struct {
 	once sync.Once
 	v    any
+}
+
+// NetworkPolicies returns the listed NetworkPolicies.
+func (s *Snapshot) NetworkPolicies() []networkingv1.NetworkPolicy {
+	if l := typed[*networkingv1.NetworkPolicyList](s, NetworkPolicies); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// PersistentVolumes returns the listed PersistentVolumes.
+func (s *Snapshot) PersistentVolumes() []corev1.PersistentVolume {
+	if l := typed[*corev1.PersistentVolumeList](s, PersistentVolumes); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// ServiceAccounts returns the listed ServiceAccounts.
+func (s *Snapshot) ServiceAccounts() []corev1.ServiceAccount {
+	if l := typed[*corev1.ServiceAccountList](s, ServiceAccounts); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// Roles returns the listed RBAC Roles.
+func (s *Snapshot) Roles() []rbacv1.Role {
+	if l := typed[*rbacv1.RoleList](s, Roles); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// ClusterRoles returns the listed RBAC ClusterRoles.
+func (s *Snapshot) ClusterRoles() []rbacv1.ClusterRole {
+	if l := typed[*rbacv1.ClusterRoleList](s, ClusterRoles); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// RoleBindings returns the listed RBAC RoleBindings.
+func (s *Snapshot) RoleBindings() []rbacv1.RoleBinding {
+	if l := typed[*rbacv1.RoleBindingList](s, RoleBindings); l != nil {
+		return l.Items
+	}
+	return nil
+}
+
+// ClusterRoleBindings returns the listed RBAC ClusterRoleBindings.
+func (s *Snapshot) ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
+	if l := typed[*rbacv1.ClusterRoleBindingList](s, ClusterRoleBindings); l != nil {
+		return l.Items
+	}
+	return nil
 }
