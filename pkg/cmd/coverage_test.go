@@ -41,11 +41,11 @@ func TestCoverageOfPartialInput(t *testing.T) {
 		t.Errorf("last line %q does not state coverage", last)
 	}
 
-	streams, _, out, errOut = genericiooptions.NewTestIOStreams()
+	streams, _, _, errOut = genericiooptions.NewTestIOStreams()
 	if code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "--fail-on", "never"}); code != ExitOK {
 		t.Errorf("--fail-on never: exit %d, want 0: %s", code, errOut)
 	}
-	streams, _, out, errOut = genericiooptions.NewTestIOStreams()
+	streams, _, _, errOut = genericiooptions.NewTestIOStreams()
 	if code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "--fail-on", "never", "--require-complete"}); code != ExitInputLacksData ||
 		!strings.Contains(errOut.String(), "\nerror: --require-complete: the input lacks data: 1 problem found by ") {
 		t.Errorf("--require-complete: exit %d, want 3: %s", code, errOut)

@@ -43,14 +43,13 @@ type Scan struct {
 type cluster struct {
 	// report is the last report a scan produced; a failed scan keeps the
 	// previous one and sets stale.
-	report        *doctor.Report
-	stale         bool
-	lastErr       string
-	lastAttempt   time.Time
-	lastSuccess   time.Time
-	lastComplete  bool
-	last          Scan
-	scansComplete int
+	report       *doctor.Report
+	stale        bool
+	lastErr      string
+	lastAttempt  time.Time
+	lastSuccess  time.Time
+	lastComplete bool
+	last         Scan
 }
 
 // Server holds the state and the metrics. The zero value is not usable:

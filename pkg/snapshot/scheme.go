@@ -14,7 +14,7 @@ import (
 // the aggregator's APIService and the Gateway API's kinds. Built once, never changed afterwards.
 var Scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install} {
 		if err := add(s); err != nil {
 			panic(err) // programming error: conflicting registrations
 		}
