@@ -548,8 +548,15 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 			break // the newest refusal, as written; older ones are usually the same
 		}
 		ev = append(ev, clip(cf.conds, 1)...)
+		// replica-failure reports a ReplicaSet's refusal from its condition,
+		// and missing-references a ServiceAccount that does not exist, on
+		// the same top owner: when they ran, this finding is theirs.
+		var viaChecks []string
+		if len(via) == 0 {
+			via, viaChecks = []doctor.ObjectRef{top.Ref}, []string{"replica-failure", "missing-references"}
+		}
 		p.Report(doctor.Finding{Severity: severityFor(a), Object: top.Ref, Message: msg, Count: int(cf.want - cf.has), Cause: "create-failed",
-			Evidence: ev, Via: via, Remediation: rem})
+			Evidence: ev, Via: via, ViaChecks: viaChecks, Remediation: rem})
 	}
 }
 

@@ -60,6 +60,11 @@ type Finding struct {
 	// twice; when that check did not run or found nothing, this finding
 	// stands. Checks never drop a finding because another might report it.
 	Via []ObjectRef `json:"-"`
+	// ViaChecks, when set, narrows Via to the findings of these checks:
+	// a refusal reported on a Deployment folds into the finding another
+	// check made of the same refusal on that Deployment, never into an
+	// unrelated finding that happens to name the same object.
+	ViaChecks []string `json:"-"`
 	// Cause is an optional short, stable token naming the kind of problem
 	// ("revision-history-limit", "oom-kill"), for checks that can report
 	// more than one problem on the same object. It is part of the

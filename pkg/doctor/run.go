@@ -466,6 +466,9 @@ func Fold(fs []Finding) []Finding {
 		var out []int
 		for _, v := range fs[i].Via {
 			for _, j := range byObject[key(v)] {
+				if len(fs[i].ViaChecks) > 0 && !slices.Contains(fs[i].ViaChecks, fs[j].Check) {
+					continue
+				}
 				if j != i && fs[j].Check != fs[i].Check && !slices.Contains(out, j) {
 					out = append(out, j)
 				}

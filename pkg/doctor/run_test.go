@@ -244,3 +244,20 @@ func TestFoldExplainsVia(t *testing.T) {
 		t.Errorf("lone symptom folded: %+v", got)
 	}
 }
+
+// TestFoldViaChecks: a refusal narrowed to the checks that report the same
+// refusal folds into theirs, never into an unrelated finding on the object.
+func TestFoldViaChecks(t *testing.T) {
+	dep := doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "q", Name: "batch"}
+	refusal := doctor.Finding{Check: "workload-pods", Severity: doctor.Critical, Object: dep, Message: "quota exhausted",
+		Via: []doctor.ObjectRef{dep}, ViaChecks: []string{"replica-failure"}}
+	history := doctor.Finding{Check: "rollout-history", Severity: doctor.Info, Object: dep, Message: "no change-cause"}
+	if got := doctor.Fold([]doctor.Finding{refusal, history}); len(got) != 2 {
+		t.Fatalf("refusal folded into an unrelated finding: %+v", got)
+	}
+	same := doctor.Finding{Check: "replica-failure", Severity: doctor.Critical, Object: dep, Message: "a ResourceQuota is used up"}
+	got := doctor.Fold([]doctor.Finding{refusal, history, same})
+	if len(got) != 2 || got[1].Check != "replica-failure" || len(got[1].Explains) != 1 {
+		t.Fatalf("refusal not folded into replica-failure's finding: %+v", got)
+	}
+}
