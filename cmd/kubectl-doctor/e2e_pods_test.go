@@ -22,7 +22,7 @@ var podsWant = map[string][]wantFinding{
 		// controllers; veteran, files-holder, the suspended CronJob
 		// nightly and the ExternalName Service billing-api stay quiet.
 		{doctor.Critical, "ec-secure/statefulset/priv", `^0 of 1 replicas available: statefulset priv has 0 of 1 pods: the API server refuses to create them: the namespace enforces Pod Security "restricted:latest": privileged`, 1},
-		{doctor.Warning, "ec-apps/pod/gateway", `^1 pod is crash-looping for 4\dm: container proxy restarted 9 times, last exit code 137 \(SIGKILL, not an OOM kill: [^)]*\); the kubelet kills it after failed liveness probes: "Liveness probe failed: Get .*" \(x27\)$`, 1},
+		{doctor.Warning, "ec-apps/pod/gateway", `^1 pod is crash-looping for 4\dm: container proxy restarted 9 times, last exit code 137 \(SIGKILL, not an OOM kill: [^)]*\); the kubelet kills it after failed liveness probes \(httpGet :8080/healthz, timeout \d+s, every \d+s, \d+ failures\): "Liveness probe failed: Get .*" \(x27\)$`, 1},
 		{doctor.Warning, "ec-batch/pod/indexer", `^1 pod is crash-looping for 3\dm: container index restarted 4 times, last exit code 137 \(SIGKILL, not an OOM kill: killed from outside, e\.g\. after failed liveness probes or ignoring SIGTERM\)$`, 1},
 		{doctor.Warning, "ec-docs/pod/reports", `^1 pod is not starting for 2\dm: volume settings cannot be mounted: configmap report-settings does not exist \(FailedMount\); containers: render waiting \(ContainerCreating\)$`, 1},
 		{doctor.Warning, "ec-files/pod/files-new", `^1 pod is not starting for 3\dm: volume pvc-ec1 is ReadWriteOnce and still attached to another node, used by pod files-holder on node ec-node-1 \(FailedAttachVolume: .*\); containers: app waiting \(ContainerCreating\)$`, 1},

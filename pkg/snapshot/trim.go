@@ -15,7 +15,7 @@ import (
 
 // Trim drops, from one decoded object, what no check reads: managedFields,
 // the last-applied-configuration annotation, and in pod specs (pods and
-// workload templates) container env, commands, probes and ports, and the
+// workload templates) container env, commands, probe headers and arguments and ports, and the
 // sources of volumes other than hostPath and persistentVolumeClaim.
 // Container resources are kept: OOM kills and scheduling are judged by them. At 30,000 pods this is most of
 // the memory a scan holds. A check that needs a trimmed field must keep it
@@ -29,8 +29,9 @@ func Trim(obj runtime.Object) { (*Trimmer)(nil).Trim(obj) }
 // pods of 300 templates keep 300 ResourceLists instead of 30,000 maps of
 // quantities. Use one Trimmer per snapshot; it is safe for concurrent use.
 type Trimmer struct {
-	mu    sync.Mutex
-	lists map[string]corev1.ResourceList
+	mu     sync.Mutex
+	lists  map[string]corev1.ResourceList
+	probes map[string]*corev1.Probe
 }
 
 // NewTrimmer returns a Trimmer with an empty table of resource lists.
@@ -95,10 +96,46 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 
 func (tr *Trimmer) trimContainer(c *corev1.Container) {
 	c.Env, c.EnvFrom, c.Command, c.Args = nil, nil, nil, nil
-	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
+	c.Lifecycle = nil
+	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = tr.probe(c.LivenessProbe), tr.probe(c.ReadinessProbe), tr.probe(c.StartupProbe)
 	c.Ports = nil
 	c.Resources.Requests = tr.share(c.Resources.Requests)
 	c.Resources.Limits = tr.share(c.Resources.Limits)
+}
+
+// probe keeps what names a probe that kills or fails a container (its
+// kind, port, path, timing, and an exec probe's program without its
+// arguments) and drops HTTP headers and exec arguments, which may carry
+// credentials; equal probes are shared, like resource lists.
+func (tr *Trimmer) probe(pr *corev1.Probe) *corev1.Probe {
+	if pr == nil {
+		return nil
+	}
+	h := pr.ProbeHandler
+	if h.HTTPGet != nil {
+		g := *h.HTTPGet
+		g.HTTPHeaders = nil
+		h.HTTPGet = &g
+	}
+	if h.Exec != nil && len(h.Exec.Command) > 0 {
+		h.Exec = &corev1.ExecAction{Command: h.Exec.Command[:1:1]}
+	}
+	out := &corev1.Probe{ProbeHandler: h, TimeoutSeconds: pr.TimeoutSeconds, PeriodSeconds: pr.PeriodSeconds,
+		FailureThreshold: pr.FailureThreshold, InitialDelaySeconds: pr.InitialDelaySeconds}
+	if tr == nil {
+		return out
+	}
+	key := out.String()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.probes == nil {
+		tr.probes = map[string]*corev1.Probe{}
+	}
+	if shared, ok := tr.probes[key]; ok {
+		return shared
+	}
+	tr.probes[key] = out
+	return out
 }
 
 // share returns the table's list equal to l, adding l when it is new.
