@@ -121,9 +121,13 @@ func runPDBOverlap(p *doctor.Pass) error {
 		for _, b := range g.budgets[1:] {
 			rem = append(rem, doctor.Remediation{Text: "delete the redundant budget, or narrow its selector so it no longer overlaps", Command: fmt.Sprintf("kubectl delete pdb %s -n %s", b.name, g.ns)})
 		}
+		verb := "are"
+		if len(g.pods) == 1 {
+			verb = "is"
+		}
 		p.Report(doctor.Finding{Object: ref, Count: len(g.pods), Examples: doctor.Examples(podNames),
-			Message: fmt.Sprintf("%s of %s are selected by %d disruption budgets: %s; the Eviction API refuses to evict a pod with more than one budget, so every drain of their nodes hangs",
-				doctor.Plural(len(g.pods), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, g.pods), "; "), len(g.budgets), strings.Join(desc, ", ")),
+			Message: fmt.Sprintf("%s of %s %s selected by %d disruption budgets: %s; the Eviction API refuses to evict a pod with more than one budget, so every drain of their nodes hangs",
+				doctor.Plural(len(g.pods), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, g.pods), "; "), verb, len(g.budgets), strings.Join(desc, ", ")),
 			Remediation: rem})
 	}
 	return nil
