@@ -225,14 +225,5 @@ func fleetJUnit(w io.Writer, f *doctor.FleetReport, o Options) error {
 		doc.Errors += suite.Errors
 		doc.Suites = append(doc.Suites, suite)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return writeJUnitXML(w, doc)
 }

@@ -152,16 +152,7 @@ func JUnit(w io.Writer, r *doctor.Report, o Options) error {
 		doc.Tests++
 		doc.Errors++
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return writeJUnitXML(w, doc)
 }
 
 // gapText is "controllerrevisions.apps (absent: not in the dump: ...)".
@@ -194,4 +185,18 @@ func findingText(f doctor.Finding) string {
 	}
 	fmt.Fprintf(&b, "\nfingerprint %s", f.Fingerprint)
 	return b.String()
+}
+
+// writeJUnitXML writes doc as an indented XML document ending in a newline.
+func writeJUnitXML(w io.Writer, doc junitSuites) error {
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
 }
