@@ -34,8 +34,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
@@ -302,10 +304,28 @@ func informerChild(kubeconfig string, every time.Duration, n int) error {
 	defer cancel()
 	start := time.Now()
 	_, cpu0, _ := procStat(os.Getpid())
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, served, err := disc.ServerGroupsAndResources()
+	if err != nil {
+		return err
+	}
+	isServed := map[schema.GroupVersionResource]bool{}
+	for _, l := range served {
+		gv, _ := schema.ParseGroupVersion(l.GroupVersion)
+		for _, res := range l.APIResources {
+			isServed[gv.WithResource(res.Name)] = true
+		}
+	}
 	for _, r := range plan {
 		if r.Path != "" || r.FieldSelector != "" {
 			periodic = append(periodic, r)
 			continue
+		}
+		if !isServed[r.GVR()] {
+			continue // not served here (the Gateway API): a scan skips it too
 		}
 		inf, err := newInformer(cfg, r, func(o any) (any, error) {
 			if obj, ok := o.(kruntime.Object); ok {
