@@ -281,6 +281,7 @@ func TestInClusterAsServiceAccount(t *testing.T) {
 	}
 
 	stopServe()
+	t.Logf("serve in-cluster: %s", grepLines(srvLog.String(), "API requests"))
 
 	// What stays behind (the empty namespace) changes nothing for the
 	// admin scan, so the tests that follow see the cluster as before.

@@ -58,7 +58,7 @@ type sample struct {
 	Bytes      int64   `json:"bytes"`    // received during this scan (or interval)
 	HeapAfter  uint64  `json:"heapAfter"`
 	RSSAfter   int64   `json:"rssAfterKiB"`
-	HeapBefore uint64  `json:"heapBefore"` // held between scans: just before this one
+	HeapBefore uint64  `json:"heapBefore"` // held between scans: just before this scan
 	RSSBefore  int64   `json:"rssBeforeKiB"`
 	CPU        float64 `json:"cpuSeconds"` // the client's CPU since the previous sample
 	CopySec    float64 `json:"copySeconds,omitempty"`
@@ -73,7 +73,7 @@ type row struct {
 }
 
 func printRows(rows []row, what string) {
-	fmt.Printf("| scan | scan time | requests (audit) | received | API server CPU | %s CPU | heap after | RSS after | heap before next | RSS before next | load |\n|---|---|---|---|---|---|---|---|---|---|---|\n", what)
+	fmt.Printf("| scan | scan time | requests (audit) | received | API server CPU | %s CPU | heap after | RSS after | heap just before this scan | RSS just before this scan | load |\n|---|---|---|---|---|---|---|---|---|---|---|\n", what)
 	for _, r := range rows {
 		fmt.Printf("| %d | %.2f s | %d | %.1f MiB | %.2f s | %.2f s | %.0f MiB | %.0f MiB | %.0f MiB | %.0f MiB | %s |\n",
 			r.Scan, r.ScanSec, r.audit, float64(r.Bytes)/(1<<20), r.apiCPU, r.CPU,
@@ -148,7 +148,9 @@ func (e benchEnv) serve(ctx context.Context) error {
 		r.audit = total(reqs)
 		rows = append(rows, r)
 		fmt.Fprintf(os.Stderr, "serve scan %d: %.2f s, %d requests, RSS %d MiB (load %s)\n", r.Scan, r.ScanSec, r.audit, rss/1024, r.load)
-		// Just before the next scan: what serve holds between scans.
+		// Just before the next scan: what serve holds between scans (0 when
+		// the scan overran the interval and the next one started at once).
+		before.heap, before.rss = 0, 0
 		wait := *interval - time.Duration(r.ScanSec*float64(time.Second)) - 1500*time.Millisecond
 		if len(rows) < *scans && wait > 0 {
 			time.Sleep(wait)
