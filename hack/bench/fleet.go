@@ -230,7 +230,10 @@ func (e benchEnv) fleet(ctx context.Context) error {
 		// Rotate the order so that no variant always runs first.
 		for j := range variants {
 			v := variants[(j+max(i, 0))%len(variants)]
-			cmd := exec.Command(e.doctor, append([]string{"-o", "json", "--fail-on", "never", "--stats"}, v.args...)...)
+			// A long --timeout: on a loaded machine three parallel reads of
+			// 30,600 pods can pass the default, and an incomplete scan is
+			// no measurement.
+			cmd := exec.Command(e.doctor, append([]string{"-o", "json", "--fail-on", "never", "--stats", "--timeout", "10m"}, v.args...)...)
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
 			t, err := runTimed(cmd)
 			if err != nil {
