@@ -62,7 +62,7 @@ have:
 
     1 pod of statefulset/db pending for 30m: its volume pv-db-0 (claim
     data-db-0) can only be used on nodes with topology.kubernetes.io/zone=zone-c
-    (node affinity), and no node matches (nodes have
+    (node affinity), and no node is there (nodes have
     topology.kubernetes.io/zone=zone-a, zone-b)
 
 and one no node allowed by the pod's selector meets says so; otherwise the
@@ -221,8 +221,8 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 	var shortNodes []string
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
-		if n.SelectorMismatch {
-			continue
+		if n.SelectorMismatch || len(n.Volumes) > 0 {
+			continue // neither an uncordon nor room would let the pod there
 		}
 		if n.Cordoned {
 			cordoned = append(cordoned, n.Node.Name)

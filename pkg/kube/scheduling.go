@@ -656,10 +656,10 @@ func volumeNowhere(f *Fit, nodes []corev1.Node) []string {
 		switch {
 		case len(f.Nodes) == 0:
 		case !some:
-			out = append(out, fmt.Sprintf("its %s can only be used on nodes with %s (%s), and no node matches (%s)",
+			out = append(out, fmt.Sprintf("its %s can only be used on nodes with %s (%s), and no node is there (%s)",
 				vt.Name(), vt.Want, vt.Source, NodesHave(vt.Keys, nodes)))
 		case !allowed && selectable:
-			out = append(out, fmt.Sprintf("no node matches both its node selector/affinity and the %s of its %s (%s)",
+			out = append(out, fmt.Sprintf("no node fits both its node selector/affinity and the %s of its %s (%s)",
 				vt.Source, vt.Name(), vt.Want))
 		}
 	}
