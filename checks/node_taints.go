@@ -51,9 +51,21 @@ network-unavailable) is the same root cause node-health reports with the
 kubelet's reason: this finding names those nodes (Via), and after every check
 has run the engine folds it into node-health's finding ("explains"), so one
 NotReady node is one finding. When node-health is skipped or finds nothing
-there, this finding stands. A taint whose condition is gone (the pressure is
-over, yet the taint stays) is reported here on its own, saying so, and dated
-only by the taint's ` + "`timeAdded`" + `.
+there, this finding stands. For example, with both checks:
+
+    CRITICAL  Node/worker-7  ×2  [node-health]
+      2 nodes have been NotReady for 19m: the kubelet reports "container
+      runtime is down": ...
+        explains node-taints node/worker-9: node worker-9 is tainted
+        node.kubernetes.io/not-ready:NoExecute+NoSchedule for 19m: ...
+
+A taint whose condition is gone (the pressure is over, yet the taint stays)
+is reported here on its own, dated only by the taint's ` + "`timeAdded`" + `:
+
+    node worker-8 is tainted node.kubernetes.io/memory-pressure:NoSchedule, but
+    the node no longer reports MemoryPressure: the taint outlived the condition
+    behind it; the node lifecycle controller removes it once it sees that, so
+    if it stays, that controller is not running or something re-adds it
 
 ## How to fix
 Describe the node and read its conditions and events; fix the kubelet, the
@@ -171,9 +183,16 @@ func runNodeTaints(p *doctor.Pass) error {
 			age = " for " + duration.HumanDuration(p.Now.Sub(*g.oldest))
 		}
 		msg := fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, pt.Meaning, consequence)
-		_, judged := conditionStands(&corev1.Node{}, pt)
-		if judged && !g.conditioned {
-			msg += fmt.Sprintf("; the node no longer reports the condition behind it (%s), so the taint should go once the node lifecycle controller sees that: if it stays, that controller is not running or something re-adds the taint", pt.Condition)
+		rem := pt.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0])
+		if _, judged := conditionStands(&corev1.Node{}, pt); judged && !g.conditioned {
+			state := "is no longer " + pt.State
+			if pt.Condition != corev1.NodeReady {
+				state = "no longer reports " + string(pt.Condition)
+			}
+			msg = fmt.Sprintf("%s tainted %s:%s%s, but the node %s: the taint outlived the condition behind it; the node lifecycle controller removes it once it sees that, so if it stays, that controller is not running or something re-adds it; %s",
+				who, g.key, g.effects, age, state, consequence)
+			rem = []doctor.Remediation{kube.DescribeNodes(strings.Join(doctor.Examples(g.nodes), " ")),
+				{Text: "if the taint stays, remove it", Command: fmt.Sprintf("kubectl taint nodes %s %s-", strings.Join(doctor.Examples(g.nodes), " "), g.key)}}
 		}
 		f := doctor.Finding{
 			Severity:    sev,
@@ -182,7 +201,7 @@ func runNodeTaints(p *doctor.Pass) error {
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
 			Members:     nodeMembers(g.nodes),
-			Remediation: pt.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0]),
+			Remediation: rem,
 		}
 		if g.conditioned {
 			// The taint mirrors a condition node-health reports with its
