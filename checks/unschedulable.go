@@ -20,6 +20,7 @@ import (
 var Unschedulable = &doctor.Check{
 	Name:     "unschedulable",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
 	Optional: append([]snapshot.Resource{snapshot.PersistentVolumes}, kube.WorkloadReads...),
 	Run:      runUnschedulable,
