@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -111,8 +112,21 @@ func runServiceTargetPort(p *doctor.Pass) error {
 		declared := declaredPorts(ready)
 		who := fmt.Sprintf("%s (%s)", doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(kube.OwnerNames(p.Snapshot, ready), "; "))
 		var broken []string
+		var fixes []doctor.Remediation
 		working, certain := 0, 0
-		for _, sp := range svc.Spec.Ports {
+		fix := func(i int, sp corev1.ServicePort, proto corev1.Protocol) {
+			if c, ok := declared.candidate(sp.Name, proto); ok {
+				var v any = c.ContainerPort
+				what := fmt.Sprint(c.ContainerPort)
+				if sp.TargetPort.StrVal != "" && c.Name != "" {
+					v, what = c.Name, fmt.Sprintf("%q", c.Name)
+				}
+				body, _ := json.Marshal([]map[string]any{{"op": "replace", "path": fmt.Sprintf("/spec/ports/%d/targetPort", i), "value": v}})
+				fixes = append(fixes, doctor.Remediation{Text: fmt.Sprintf("point port %d at %s, the %s port the pods declare", sp.Port, what, proto),
+					Command: fmt.Sprintf("kubectl patch service %s -n %s --type=json -p '%s'", svc.Name, svc.Namespace, body)})
+			}
+		}
+		for i, sp := range svc.Spec.Ports {
 			proto := sp.Protocol
 			if proto == "" {
 				proto = corev1.ProtocolTCP
@@ -131,6 +145,7 @@ func runServiceTargetPort(p *doctor.Pass) error {
 					continue
 				}
 				certain++
+				fix(i, sp, proto)
 				broken = append(broken, fmt.Sprintf("port %d%s targets the container port named %q, which none of its %s declares%s",
 					sp.Port, portLabel(sp.Name), sp.TargetPort.StrVal, who, declared.they()))
 			default:
@@ -147,6 +162,7 @@ func runServiceTargetPort(p *doctor.Pass) error {
 					working++
 					continue
 				}
+				fix(i, sp, proto)
 				broken = append(broken, fmt.Sprintf("port %d%s targets container port %d, which none of its %s declares%s",
 					sp.Port, portLabel(sp.Name), target, who, declared.they()))
 			}
@@ -167,9 +183,9 @@ func runServiceTargetPort(p *doctor.Pass) error {
 		sel := kube.SelectorString(svc.Spec.Selector)
 		p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("v1", "Service", svc),
 			Message: fmt.Sprintf("service %s: %s: %s", svc.Name, strings.Join(broken, "; "), consequence),
-			Remediation: []doctor.Remediation{
+			Remediation: append(fixes, []doctor.Remediation{
 				{Text: "list the ports the pods declare", Command: fmt.Sprintf("kubectl get pods -n %s -l '%s' -o jsonpath='{range .items[0].spec.containers[*]}{.name}{\": \"}{.ports}{\"\\n\"}{end}'", svc.Namespace, sel)},
-				{Text: "point targetPort at a name (or number) the containers use", Command: fmt.Sprintf("kubectl edit service %s -n %s", svc.Name, svc.Namespace)}}})
+				{Text: "point targetPort at a name (or number) the containers use", Command: fmt.Sprintf("kubectl edit service %s -n %s", svc.Name, svc.Namespace)}}...)})
 	}
 	return nil
 }
@@ -205,6 +221,25 @@ func declaredPorts(pods []*corev1.Pod) podPorts {
 }
 
 func (d podPorts) none() bool { return len(d) == 0 }
+
+// candidate is the declared port a Service port most likely meant: the one
+// of the same name, else the only one of its protocol.
+func (d podPorts) candidate(name string, proto corev1.Protocol) (corev1.ContainerPort, bool) {
+	var same []corev1.ContainerPort
+	for _, p := range d {
+		if p.Protocol != proto {
+			continue
+		}
+		if name != "" && p.Name == name {
+			return p, true
+		}
+		same = append(same, p)
+	}
+	if len(same) == 1 {
+		return same[0], true
+	}
+	return corev1.ContainerPort{}, false
+}
 
 func (d podPorts) hasName(name string, proto corev1.Protocol) bool {
 	for _, p := range d {
