@@ -61,6 +61,22 @@ and recreate the Job, or for a CronJob start a run by hand with
 ` + "`kubectl create job --from=cronjob/NAME`" + `. Raise ` + "`activeDeadlineSeconds`" + ` when the
 work needs longer, and ` + "`backoffLimit`" + ` only for failures that are transient.
 
+## Example
+On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output: the run due an hour ago was created before the run due two hours ago, and is still the latest.
+
+` + "```" + `
+WARNING
+  ec-batch/CronJob/export  ×2  [job-failed]
+    the latest run of cronjob/export, job export-29410260 (scheduled 68m ago), failed 8m47s ago (BackoffLimitExceeded: Job has reached the specified backoff limit); the last 2 finished runs all failed, newest first: failed (BackoffLimitExceeded), failed (DeadlineExceeded); last success 26h ago (the CronJob's lastSuccessfulTime; that Job is no longer kept); its pod export-29410260-flhbf failed before any container ran: OutOfmemory: Pod was rejected: Node didn't have enough resource: memory, requested: 268435456, used: 8053063680, capacity: 8192000000
+    e.g. export-29410260
+    → read the failed run's logs
+      $ kubectl logs -n ec-batch job/export-29410260 --all-containers
+    → once fixed, start a run by hand instead of waiting for the schedule
+      $ kubectl create job -n ec-batch --from=cronjob/export export-manual
+    → see why its pods failed
+      $ kubectl describe job export-29410260 -n ec-batch
+` + "```" + `
+
 ## References
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#handling-pod-and-container-failures
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup

@@ -82,6 +82,25 @@ Fix the selector (` + "`kubectl patch service`" + `, shown with the value the po
 or the pods' labels in their workload's template; for unready pods, find why
 readiness fails (` + "`kubectl describe pod`" + `, the pod checks' findings).
 
+## Example
+On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output: the Ingress routing to ` + "`" + `search` + "`" + ` is folded into its finding, and a Service nothing refers to is info.
+
+` + "```" + `
+CRITICAL
+  ec-web/Service/search  [service-endpoints]
+    service search selects app=search-v2, but no pod in namespace ec-web matches: it has no endpoint; yet ingress ec-site routes to it
+      explains ingress-backends ec-web/ingress/ec-site: ingress ec-site: its only backend is broken, it can only answer 503; search:http (ec.example.com/search): service search has no ready endpoint
+    → compare the selector with the labels of the namespace's pods
+      $ kubectl get pods -n ec-web --show-labels
+INFO
+  ec-web/Service/metrics-dormant  [service-endpoints]
+    service metrics-dormant selects app.kubernetes.io/name=kube-state-metrics-shard, which matches no pod in namespace ec-web, and nothing refers to it (no Ingress, Gateway route, APIService, webhook or StatefulSet): a dormant Service
+    → if the component it fronts was removed, delete the Service
+      $ kubectl delete service metrics-dormant -n ec-web
+    → compare the selector with the labels of the namespace's pods
+      $ kubectl get pods -n ec-web --show-labels
+` + "```" + `
+
 ## References
 - https://kubernetes.io/docs/concepts/services-networking/service/#services-without-selectors
 - https://kubernetes.io/docs/tasks/debug/debug-application/debug-service/

@@ -57,6 +57,21 @@ Name the container port as the Service expects (` + "`ports[].name`" + ` in the 
 template), or point the Service's ` + "`targetPort`" + ` at the name or number the
 containers use: ` + "`kubectl get pods -l SELECTOR -o jsonpath='{..ports}'`" + `.
 
+## Example
+On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output:
+
+` + "```" + `
+WARNING
+  ec-web/Service/storefront  [service-target-port]
+    service storefront: port 80 (http) targets container port 8081, which none of its 2 ready pods (bare pods storefront-1, storefront-2) declares (they declare 8080/TCP (http)): connections reach a port the containers do not declare, and are refused unless a process listens there undeclared
+    → point port 80 at 8080, the TCP port the pods declare
+      $ kubectl patch service storefront -n ec-web --type=json -p '[{"op":"replace","path":"/spec/ports/0/targetPort","value":8080}]'
+    → list the ports the pods declare
+      $ kubectl get pods -n ec-web -l 'app=storefront' -o jsonpath='{range .items[0].spec.containers[*]}{.name}{": "}{.ports}{"\n"}{end}'
+    → point targetPort at a name (or number) the containers use
+      $ kubectl edit service storefront -n ec-web
+` + "```" + `
+
 ## References
 - https://kubernetes.io/docs/concepts/services-networking/service/#field-spec-ports
 - https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/`,
