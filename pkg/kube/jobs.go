@@ -8,9 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// JobFinished says the Job has ended: its Complete or Failed condition is True.
+// JobFinished says the Job has ended or is ending: its Complete or Failed
+// condition is True, or SuccessCriteriaMet / FailureTarget while its last
+// pods terminate (the outcome is decided; nothing new starts).
 func JobFinished(j *batchv1.Job) bool {
-	return JobCondition(j, batchv1.JobComplete) != nil || JobCondition(j, batchv1.JobFailed) != nil
+	return JobSucceeded(j) != nil || JobFailure(j) != nil
 }
 
 // JobCondition returns the Job's condition of that type when it is True, else nil.
