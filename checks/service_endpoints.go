@@ -31,8 +31,9 @@ var ServiceEndpoints = &doctor.Check{
 	// backend Service, which is folded into them (Via). With Ingresses and
 	// Gateway routes they also tell a Service something depends on from a
 	// dormant one.
+	// Warning events quote why the pods of a Service are not ready.
 	Optional: append([]snapshot.Resource{snapshot.APIServices, snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs,
-		snapshot.Ingresses, snapshot.HTTPRoutes, snapshot.GRPCRoutes}, kube.WebhookConfigReads...),
+		snapshot.Ingresses, snapshot.HTTPRoutes, snapshot.GRPCRoutes, kube.WarningEventReads}, kube.WebhookConfigReads...),
 	Run: runServiceEndpoints,
 	Doc: `Services whose selector matches no pod, or whose pods are not ready
 
@@ -53,8 +54,11 @@ the snapshot's pods of its namespace are matched against the selector:
   lack) — grouped by their owning workload;
 - pods match but none is Ready, for more than five minutes, and the Service's
   EndpointSlices hold no ready endpoint: a finding with the pods' owner and
-  phases (` + "`publishNotReadyAddresses`" + ` Services publish them anyway and are
-  skipped);
+  phases, quoting the newest Warning events about the pods (a failing
+  readiness probe) or, when there are none, their Ready condition (a
+  readiness gate); when workload-pods names the pods' cause, this finding
+  folds into that one (Via) (` + "`publishNotReadyAddresses`" + ` Services publish them
+  anyway and are skipped);
 - only finished pods (a Job's Succeeded pods) match: info, a Service in front
   of a batch workload is unusual.
 
@@ -250,18 +254,45 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 	}
 	sort.Strings(ph)
 	owners := kube.OwnerNames(p.Snapshot, live)
-	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s match %s (%s), none is ready (%s)",
-		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
+	verb := "match"
+	if len(live) == 1 {
+		verb = "matches"
+	}
+	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s %s %s (%s), none is ready (%s)",
+		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), verb, selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
 	names := make([]string, 0, len(live))
 	for _, pod := range live {
 		names = append(names, pod.Name)
 	}
 	slices.Sort(names)
-	var viaChecks []string
-	if len(via) > 0 {
-		viaChecks = chainedVia
+	// The pods' own finding (workload-pods: a crash loop, a probe) is the
+	// cause: this one folds into it when that check names one, and
+	// otherwise quotes why the pods are not ready.
+	viaChecks := append(slices.Clone(chainedVia), "workload-pods")
+	idx := kube.OwnersOf(p.Snapshot)
+	events := kube.WarningEventsOf(p.Snapshot)
+	var warnings [][]*kube.Warning
+	var conds []string
+	for _, pod := range live {
+		if w, ok := idx.Top(pod); ok {
+			if !slices.Contains(via, w.Ref) {
+				via = append(via, w.Ref)
+			}
+		} else {
+			via = append(via, kube.Ref("v1", "Pod", pod))
+		}
+		warnings = append(warnings, events.AboutPod(pod))
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue && (c.Reason != "" || c.Message != "") && len(conds) < doctor.MaxEvidence {
+				conds = append(conds, fmt.Sprintf("pod/%s Ready=%s (%s): %s", pod.Name, c.Status, c.Reason, kube.Clip(c.Message, 160)))
+			}
+		}
 	}
-	p.Report(doctor.Finding{Object: ref, Message: msg, Examples: doctor.Examples(names), Via: via, ViaChecks: viaChecks,
+	evidence := kube.Evidence(p.Now, doctor.MaxEvidence, warnings...)
+	if len(evidence) == 0 {
+		evidence = conds
+	}
+	p.Report(doctor.Finding{Object: ref, Message: msg, Examples: doctor.Examples(names), Via: via, ViaChecks: viaChecks, Evidence: evidence,
 		Remediation: []doctor.Remediation{
 			{Text: "see why the pods are not ready (readiness probe, crash loop, pending)", Command: fmt.Sprintf("kubectl describe pods -n %s -l %s", svc.Namespace, selStr)},
 			{Text: "watch the endpoints come back", Command: fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s", svc.Namespace, svc.Name)},

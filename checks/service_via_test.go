@@ -47,6 +47,20 @@ func TestServiceFoldsItsReferrers(t *testing.T) {
 		t.Errorf("without service-endpoints the Ingress's finding must stand: %+v", f)
 	}
 
+	// A Service whose pods fail their readiness probe folds into
+	// workload-pods' finding on the pods; one whose pods wait for a
+	// readiness gate no check explains stands.
+	pods := run("service-endpoints", checks.ServiceEndpoints, checks.WorkloadPods)
+	if _, ok := pods["ev/service/orders"]; ok {
+		t.Error("service orders is reported beside the readiness-probe finding on its pod")
+	}
+	if f := pods["ev/pod/orders-0"]; len(f.Explains) != 1 || !strings.HasPrefix(f.Explains[0], "service-endpoints ev/service/orders: ") {
+		t.Errorf("pod orders-0 explains %q, want service orders", f.Explains)
+	}
+	if _, ok := pods["ev/service/quotes"]; !ok {
+		t.Error("service quotes, whose cause no other check names, must stand")
+	}
+
 	chained := run("service-endpoints", checks.ServiceEndpoints, checks.AdmissionWebhooks, checks.APIServiceUnavailable)
 	for _, obj := range []string{"guard/service/guard", "kube-system/service/metrics-server"} {
 		if _, ok := chained[obj]; ok {
@@ -60,6 +74,32 @@ func TestServiceFoldsItsReferrers(t *testing.T) {
 		f := chained[obj]
 		if len(f.Explains) == 0 || !strings.HasPrefix(f.Explains[0], want) {
 			t.Errorf("%s explains %q, want %q…", obj, f.Explains, want)
+		}
+	}
+}
+
+// TestServiceNotReadyQuotesWhy: a Service whose pods are not ready quotes
+// the kubelet's Warning events about them, or their Ready condition when
+// there is none.
+func TestServiceNotReadyQuotesWhy(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "service-endpoints"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, f := range doctor.Run(context.Background(), snap, []*doctor.Check{checks.ServiceEndpoints}, fixture.Now()).Findings {
+		got[f.Object.String()] = f.Evidence
+	}
+	for obj, want := range map[string]string{
+		"ev/service/orders": "Unhealthy (x240 over 39m, 30s ago): Readiness probe failed: HTTP probe failed with statuscode: 503",
+		"ev/service/quotes": `pod/quotes-0 Ready=False (ReadinessGatesNotReady): corresponding condition of pod readiness gate "target-health.elbv2.k8s.aws/k8s-ev-quotes" does not exist.`,
+	} {
+		if ev := got[obj]; len(ev) == 0 || ev[0] != want {
+			t.Errorf("%s evidence %q, want %q", obj, ev, want)
 		}
 	}
 }
