@@ -208,6 +208,14 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 	rem = append(rem, doctor.Remediation{Text: "compare the selector with the labels of the namespace's pods",
 		Command: fmt.Sprintf("kubectl get pods -n %s --show-labels", svc.Namespace)})
 	f := doctor.Finding{Object: ref, Message: msg, Remediation: rem, Via: via}
+	if len(misses) == 0 && len(referrers) == 0 && len(unread) > 0 && !hasEndpoints(p.Snapshot, svc) {
+		// Dormant, perhaps: what could refer to it was not all readable.
+		var names []string
+		for _, r := range unread {
+			names = append(names, r.String())
+		}
+		f.Partial = "nothing readable refers to it, but " + strings.Join(names, ", ") + " could not be read: it is a warning, not a dormant Service (info), until they can"
+	}
 	if len(via) > 0 {
 		f.ViaChecks = chainedVia
 	}
