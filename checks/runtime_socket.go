@@ -20,6 +20,7 @@ import (
 var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
+	Origin:   "VPC CNI #714",
 	// Pods of a controller that was not read are not judged (their
 	// template is the controller's): the result names the missing kinds.
 	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments, snapshot.DaemonSets},
