@@ -46,6 +46,11 @@ info — only controllers started to watch class-less Ingresses serve it. A
 port the load balancer reports in error in the Ingress status
 (` + "`status.loadBalancer.ingress[].ports[].error`" + `) is a warning, quoted.
 
+When every problem of an Ingress is a backend Service without a ready
+endpoint, the Service's own finding (service-endpoints, service-target-port)
+is the cause and names the Ingress: this finding folds into it (Via), and
+stands when that check finds nothing or did not run.
+
 ## How to fix
 Point the backend at the Service and port that exist (` + "`kubectl edit ingress`" + `),
 restore the Service's pods, or set ` + "`ingressClassName`" + ` to one of the cluster's
@@ -121,6 +126,10 @@ func runIngressBackends(p *doctor.Pass) error {
 			}
 		}
 		broken := 0
+		// via: the Services whose own finding (no endpoint, a targetPort
+		// no pod declares) is the cause, when that is every problem.
+		var via []doctor.ObjectRef
+		onlyEndpoints := true
 		for _, key := range order {
 			u := uses[key]
 			why := backendProblem(svcs, ing.Namespace, u.backend)
@@ -128,6 +137,11 @@ func runIngressBackends(p *doctor.Pass) error {
 				continue
 			}
 			broken++
+			if svc := svcs.Get(ing.Namespace, u.backend.Name); svc != nil && len(svc.Spec.Selector) > 0 && strings.HasSuffix(why, " has no ready endpoint") {
+				via = append(via, kube.Ref("v1", "Service", svc))
+			} else {
+				onlyEndpoints = false
+			}
 			problems = append(problems, fmt.Sprintf("%s (%s): %s", key, strings.Join(doctor.Examples(u.where), ", ")+more(len(u.where)), why))
 		}
 		if broken > 0 {
@@ -190,7 +204,12 @@ func runIngressBackends(p *doctor.Pass) error {
 		if sev == 0 {
 			continue
 		}
-		p.Report(doctor.Finding{Severity: sev, Object: ref, Message: "ingress " + ing.Name + ": " + strings.Join(problems, "; "), Remediation: rem})
+		f := doctor.Finding{Severity: sev, Object: ref, Message: "ingress " + ing.Name + ": " + strings.Join(problems, "; "), Remediation: rem}
+		if onlyEndpoints && broken > 0 && len(problems) == broken+1 {
+			// The Service's finding names this Ingress: fold into it.
+			f.Via, f.ViaChecks = via, []string{"service-endpoints", "service-target-port"}
+		}
+		p.Report(f)
 	}
 	return nil
 }

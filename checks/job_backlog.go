@@ -49,6 +49,9 @@ when they have no pod ten minutes after creation or a FailedCreate event.
 Evidence comes from the scan's one list of Warning events (` + "`FailedCreate`" + `): a message
 ` + "`failed calling webhook \"NAME\"`" + ` names the webhook, which is then described with
 its failure policy, timeout and backend health (see admission-webhooks).
+A CronJob's finding ends with its last success: the newest successful run
+kept (runs ordered by their scheduled time), else the CronJob's
+` + "`status.lastSuccessfulTime`" + `, else "no successful run on record".
 
 ## How to fix
 Fix or scope the blocking webhook; bound Jobs with ` + "`activeDeadlineSeconds`" + ` and
@@ -202,6 +205,14 @@ func reportCronJobBacklog(p *doctor.Pass, cj *batchv1.CronJob, states []jobState
 	if cj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds == nil {
 		msg += "; its Jobs have no activeDeadlineSeconds, so they never fail and the history limits never prune them"
 	}
+	var done []*batchv1.Job
+	for _, st := range states {
+		if st.finished {
+			done = append(done, st.job)
+		}
+	}
+	kube.SortRuns(done)
+	msg += "; " + lastSuccess(p.Now, cj, done)
 	sev := doctor.Warning
 	if len(unfinished) >= 20 {
 		sev = doctor.Critical

@@ -36,16 +36,23 @@ termination.
 
 ## How it is detected
 From one LIST each of Jobs, CronJobs and pods: Jobs with the condition
-` + "`Failed=True`" + `. A Job controlled by a CronJob is reported only when it is the
-CronJob's most recent finished run (by creation time) — an older failed run
-kept by ` + "`failedJobsHistoryLimit`" + ` behind a later successful run is history, not a
-problem — and the finding counts how many of the latest finished runs failed
-in a row. Completed and running Jobs are left to job-backlog. The pods are
+` + "`Failed=True`" + ` (or ` + "`FailureTarget=True`" + ` while their pods terminate). A CronJob's
+runs are ordered by the time they were due — the CronJob controller's
+` + "`batch.kubernetes.io/cronjob-scheduled-timestamp`" + ` annotation, else the Job's
+` + "`status.startTime`" + `, never its creation alone (a run recreated or started by
+hand is not the newest for being the newest object). A CronJob is reported
+when its latest finished run failed — an older failed run kept by
+` + "`failedJobsHistoryLimit`" + ` behind a later success is history, not a problem —
+with the outcomes of its last five finished runs and their reasons from the
+Jobs' conditions (` + "`BackoffLimitExceeded`, `DeadlineExceeded`, `PodFailurePolicy`,\n`MaxFailedIndexesExceeded`" + `), the count of failures in a row, and the last
+success: the newest successful run kept, else the CronJob's
+` + "`status.lastSuccessfulTime`" + `. A suspended CronJob is quiet: someone stopped it. Completed and running Jobs are left to job-backlog. The pods are
 the Job's (by controller reference); the newest failed pod's first container
 that terminated with a non-zero exit code gives the exit code, its reason
 (` + "`Error`, `OOMKilled`" + `) and what the code usually means (1 application error,
-137 killed by SIGKILL, often out of memory, 143 SIGTERM, 126/127 command not
-executable / not found). Standalone failed Jobs are grouped by namespace and
+137 SIGKILL — an OOM kill only when the reason says OOMKilled, 143 SIGTERM,
+126/127 command not executable / not found); a pod that failed before any
+container ran (rejected by the kubelet, evicted) gives its own reason. Standalone failed Jobs are grouped by namespace and
 reason. A failure older than a day is info.
 
 ## How to fix
@@ -54,6 +61,22 @@ fix the cause, then rerun: a Job's pod template cannot be changed, so delete
 and recreate the Job, or for a CronJob start a run by hand with
 ` + "`kubectl create job --from=cronjob/NAME`" + `. Raise ` + "`activeDeadlineSeconds`" + ` when the
 work needs longer, and ` + "`backoffLimit`" + ` only for failures that are transient.
+
+## Example
+On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output: the run due an hour ago was created before the run due two hours ago, and is still the latest.
+
+` + "```" + `
+WARNING
+  ec-batch/CronJob/export  ×2  [job-failed]
+    the latest run of cronjob/export, job export-29410260 (scheduled 68m ago), failed 8m47s ago (BackoffLimitExceeded: Job has reached the specified backoff limit); the last 2 finished runs all failed, newest first: failed (BackoffLimitExceeded), failed (DeadlineExceeded); last success 26h ago (the CronJob's lastSuccessfulTime; that Job is no longer kept); its pod export-29410260-flhbf failed before any container ran: OutOfmemory: Pod was rejected: Node didn't have enough resource: memory, requested: 268435456, used: 8053063680, capacity: 8192000000
+    e.g. export-29410260
+    → read the failed run's logs
+      $ kubectl logs -n ec-batch job/export-29410260 --all-containers
+    → once fixed, start a run by hand instead of waiting for the schedule
+      $ kubectl create job -n ec-batch --from=cronjob/export export-manual
+    → see why its pods failed
+      $ kubectl describe job export-29410260 -n ec-batch
+` + "```" + `
 
 ## References
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#handling-pod-and-container-failures
@@ -65,8 +88,62 @@ work needs longer, and ` + "`backoffLimit`" + ` only for failures that are trans
 // jobFailedStale is how old a failure may be and still be a warning.
 const jobFailedStale = 24 * time.Hour
 
-func failedCondition(j *batchv1.Job) *batchv1.JobCondition {
-	return kube.JobCondition(j, batchv1.JobFailed)
+// maxRuns is how many of a CronJob's latest runs a finding lists.
+const maxRuns = 5
+
+// runOutcomes is "last 3 runs, newest first: failed (DeadlineExceeded),
+// failed (BackoffLimitExceeded), succeeded".
+func runOutcomes(runs []*batchv1.Job) string {
+	n := min(len(runs), maxRuns)
+	out := make([]string, 0, n)
+	failed := 0
+	for _, j := range runs[:n] {
+		if c := kube.JobFailure(j); c != nil {
+			failed++
+			reason := c.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			out = append(out, "failed ("+reason+")")
+		} else {
+			out = append(out, "succeeded")
+		}
+	}
+	if n == 1 {
+		return "it is the only finished run kept"
+	}
+	head := fmt.Sprintf("last %d finished runs, newest first", n)
+	if failed == n {
+		head = fmt.Sprintf("the last %d finished runs all failed, newest first", n)
+	}
+	return head + ": " + strings.Join(out, ", ")
+}
+
+// lastSuccess is "last success 3h ago (job backup-29000000)", from the
+// runs kept or, when none kept succeeded, the CronJob's
+// status.lastSuccessfulTime.
+func lastSuccess(now time.Time, cj *batchv1.CronJob, runs []*batchv1.Job) string {
+	for _, j := range runs {
+		if c := kube.JobSucceeded(j); c != nil {
+			t := c.LastTransitionTime
+			if j.Status.CompletionTime != nil {
+				t = *j.Status.CompletionTime
+			}
+			return fmt.Sprintf("last success %s ago (job %s)", since(now, t), j.Name)
+		}
+	}
+	if t := cj.Status.LastSuccessfulTime; t != nil {
+		return fmt.Sprintf("last success %s ago (the CronJob's lastSuccessfulTime; that Job is no longer kept)", since(now, *t))
+	}
+	return "no successful run on record"
+}
+
+// doubled is twice the deadline, or an hour when there is none.
+func doubled(d *int64) int64 {
+	if d == nil || *d <= 0 {
+		return 3600
+	}
+	return 2 * *d
 }
 
 type failedJob struct {
@@ -91,7 +168,7 @@ func runJobFailed(p *doctor.Pass) error {
 			byCron[j.Namespace+"/"+c.Name] = append(byCron[j.Namespace+"/"+c.Name], j)
 			continue
 		}
-		if cond := failedCondition(j); cond != nil {
+		if cond := kube.JobFailure(j); cond != nil {
 			k := j.Namespace + "|" + cond.Reason
 			bare[k] = append(bare[k], failedJob{j, cond})
 		}
@@ -99,37 +176,43 @@ func runJobFailed(p *doctor.Pass) error {
 	cjs := p.Snapshot.CronJobs()
 	for i := range cjs {
 		cj := &cjs[i]
-		runs := byCron[cj.Namespace+"/"+cj.Name]
+		if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+			continue // suspended on purpose: its last failure is known
+		}
 		var finished []*batchv1.Job
-		for _, j := range runs {
-			if kube.JobFinished(j) {
+		for _, j := range byCron[cj.Namespace+"/"+cj.Name] {
+			if kube.JobFailure(j) != nil || kube.JobSucceeded(j) != nil {
 				finished = append(finished, j)
 			}
 		}
-		sort.Slice(finished, func(a, b int) bool {
-			return finished[a].CreationTimestamp.After(finished[b].CreationTimestamp.Time)
-		})
-		if len(finished) == 0 || failedCondition(finished[0]) == nil {
+		kube.SortRuns(finished)
+		if len(finished) == 0 || kube.JobFailure(finished[0]) == nil {
 			continue
 		}
 		streak := 0
 		for _, j := range finished {
-			if failedCondition(j) == nil {
+			if kube.JobFailure(j) == nil {
 				break
 			}
 			streak++
 		}
 		last := finished[0]
-		cond := failedCondition(last)
-		msg := fmt.Sprintf("the latest finished run of cronjob/%s, job %s, failed %s ago (%s)", cj.Name, last.Name, since(p.Now, cond.LastTransitionTime), conditionText(cond))
-		if streak > 1 {
-			msg += fmt.Sprintf("; the last %d finished runs all failed", streak)
-		}
+		cond := kube.JobFailure(last)
+		msg := fmt.Sprintf("the latest run of cronjob/%s, job %s (scheduled %s ago), failed %s ago (%s)",
+			cj.Name, last.Name, since(p.Now, metav1.Time{Time: kube.RunTime(last)}), since(p.Now, cond.LastTransitionTime), conditionText(cond))
+		msg += "; " + runOutcomes(finished) + "; " + lastSuccess(p.Now, cj, finished)
 		msg += podCause(podsByJob[last.Namespace+"/"+last.Name])
 		rem := []doctor.Remediation{
 			{Text: "read the failed run's logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", last.Namespace, last.Name)},
 			{Text: "once fixed, start a run by hand instead of waiting for the schedule",
 				Command: fmt.Sprintf("kubectl create job -n %s --from=cronjob/%s %s-manual", cj.Namespace, cj.Name, truncateName(cj.Name, 56))},
+		}
+		switch cond.Reason {
+		case batchv1.JobReasonDeadlineExceeded:
+			rem = append(rem, doctor.Remediation{Text: "if the work needs longer, raise the runs' deadline",
+				Command: fmt.Sprintf(`kubectl patch cronjob %s -n %s --type=merge -p '{"spec":{"jobTemplate":{"spec":{"activeDeadlineSeconds":%d}}}}'`, cj.Name, cj.Namespace, doubled(cj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds))})
+		case batchv1.JobReasonBackoffLimitExceeded, batchv1.JobReasonPodFailurePolicy, batchv1.JobReasonMaxFailedIndexesExceeded:
+			rem = append(rem, doctor.Remediation{Text: "see why its pods failed", Command: fmt.Sprintf("kubectl describe job %s -n %s", last.Name, last.Namespace)})
 		}
 		p.Report(doctor.Finding{Severity: staleSeverity(p.Now, cond), Object: doctor.ObjectRef{APIVersion: "batch/v1", Kind: "CronJob", Namespace: cj.Namespace, Name: cj.Name},
 			Message: msg, Count: streak, Examples: []string{last.Name}, Remediation: rem})
@@ -200,7 +283,7 @@ var exitMeanings = map[int32]string{
 	2:   "a shell misuse or bad arguments",
 	126: "the command is not executable",
 	127: "the command was not found",
-	137: "killed by SIGKILL, often for running out of memory",
+	137: "killed by SIGKILL",
 	139: "a segmentation fault",
 	143: "terminated by SIGTERM",
 }
@@ -219,7 +302,14 @@ func podCause(pods []*corev1.Pod) string {
 					continue
 				}
 				out := fmt.Sprintf("; its pod %s: container %s exited with code %d", pod.Name, cs.Name, t.ExitCode)
-				if m := exitMeanings[t.ExitCode]; m != "" {
+				m := exitMeanings[t.ExitCode]
+				switch {
+				case t.Reason == "OOMKilled":
+					m = "OOM-killed: it exceeded its memory limit"
+				case t.ExitCode == 137:
+					m = "killed by SIGKILL, not an OOM kill: from outside, e.g. a probe or a deadline"
+				}
+				if m != "" {
 					out += " (" + m + ")"
 				}
 				if t.Reason != "" {
@@ -233,6 +323,20 @@ func podCause(pods []*corev1.Pod) string {
 				}
 				return out
 			}
+		}
+	}
+	// No container ran to an exit: the pod itself failed (rejected by
+	// the kubelet at admission, evicted, a deleted node).
+	for _, pod := range pods {
+		if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason != "" {
+			out := fmt.Sprintf("; its pod %s failed before any container ran: %s", pod.Name, pod.Status.Reason)
+			if msg := strings.TrimSpace(pod.Status.Message); msg != "" {
+				if len(msg) > 200 {
+					msg = msg[:200] + "..."
+				}
+				out += ": " + msg
+			}
+			return out
 		}
 	}
 	return ""

@@ -29,9 +29,13 @@ var ServiceEndpoints = &doctor.Check{
 	// zero (quiet) from one whose pods are gone; other owners only name.
 	Reads: append([]snapshot.Resource{snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets}, kube.ServiceReads...),
 	// APIServices and webhooks: their findings already name a broken
-	// backend Service, which is then not reported a second time here.
-	Optional: append([]snapshot.Resource{snapshot.APIServices, snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs}, kube.WebhookConfigReads...),
-	Run:      runServiceEndpoints,
+	// backend Service, which is folded into them (Via). With Ingresses and
+	// Gateway routes they also tell a Service something depends on from a
+	// dormant one.
+	// Warning events quote why the pods of a Service are not ready.
+	Optional: append([]snapshot.Resource{snapshot.APIServices, snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs,
+		snapshot.Ingresses, snapshot.HTTPRoutes, snapshot.GRPCRoutes, kube.WarningEventReads}, kube.WebhookConfigReads...),
+	Run: runServiceEndpoints,
 	Doc: `Services whose selector matches no pod, or whose pods are not ready
 
 ## Why it matters
@@ -51,25 +55,56 @@ the snapshot's pods of its namespace are matched against the selector:
   lack) — grouped by their owning workload;
 - pods match but none is Ready, for more than five minutes, and the Service's
   EndpointSlices hold no ready endpoint: a finding with the pods' owner and
-  phases (` + "`publishNotReadyAddresses`" + ` Services publish them anyway and are
-  skipped);
+  phases, quoting the newest Warning events about the pods (a failing
+  readiness probe) or, when there are none, their Ready condition (a
+  readiness gate); when workload-pods names the pods' cause, this finding
+  folds into that one (Via) (` + "`publishNotReadyAddresses`" + ` Services publish them
+  anyway and are skipped);
 - only finished pods (a Job's Succeeded pods) match: info, a Service in front
   of a batch workload is unusual.
 
 A Service whose selector matches the pod template of a Deployment or
 StatefulSet scaled to zero on purpose is quiet: it has no endpoint by design.
 
+A Service that matches no pod is only a warning when something depends on
+it: an Ingress or Gateway route sends traffic to it, an APIService or an
+admission webhook calls it, a StatefulSet names it as its serviceName, pods
+nearly match its selector (a typo), or its EndpointSlices still list
+endpoints; the finding names the referrers. Otherwise it is ` + "`info`" + `: platforms
+and charts ship Services for components that are not installed (dormant).
+When Ingresses, routes, APIServices or webhook configurations could not be
+read, nothing can be ruled out and it stays a warning.
+
 A Service behind an unavailable APIService or an admission webhook whose
-backend is broken is left to apiservice-unavailable and admission-webhooks:
-their finding already names it (and the backend's cause), and one root cause
-gets one finding. That needs APIServices and webhook configurations, read
-when the user may list them (optional reads); without them those Services
-are reported here like any other.
+backend is broken is reported with that object as its cause (Via): the
+engine folds it into the apiservice-unavailable or admission-webhooks
+finding, which names the Service, so one root cause gets one finding. When
+those checks did not run (skipped, or the user may not list APIServices and
+webhook configurations), this finding stands on its own.
 
 ## How to fix
 Fix the selector (` + "`kubectl patch service`" + `, shown with the value the pods carry)
 or the pods' labels in their workload's template; for unready pods, find why
 readiness fails (` + "`kubectl describe pod`" + `, the pod checks' findings).
+
+## Example
+On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output: the Ingress routing to ` + "`" + `search` + "`" + ` is folded into its finding, and a Service nothing refers to is info.
+
+` + "```" + `
+CRITICAL
+  ec-web/Service/search  [service-endpoints]
+    service search selects app=search-v2, but no pod in namespace ec-web matches: it has no endpoint; yet ingress ec-site routes to it
+      explains ingress-backends ec-web/ingress/ec-site: ingress ec-site: its only backend is broken, it can only answer 503; search:http (ec.example.com/search): service search has no ready endpoint
+    → compare the selector with the labels of the namespace's pods
+      $ kubectl get pods -n ec-web --show-labels
+INFO
+  ec-web/Service/metrics-dormant  [service-endpoints]
+    service metrics-dormant selects app.kubernetes.io/name=kube-state-metrics-shard, which matches no pod in namespace ec-web, and nothing refers to it (no Ingress, Gateway route, APIService, webhook or StatefulSet): a dormant Service
+    → if the component it fronts was removed, delete the Service
+      $ kubectl delete service metrics-dormant -n ec-web
+    → compare the selector with the labels of the namespace's pods
+      $ kubectl get pods -n ec-web --show-labels
+` + "```" + `
 
 ## References
 - https://kubernetes.io/docs/concepts/services-networking/service/#services-without-selectors
@@ -89,9 +124,9 @@ func runServiceEndpoints(p *doctor.Pass) error {
 		if len(svc.Spec.Selector) == 0 || svc.Spec.Type == corev1.ServiceTypeExternalName {
 			continue
 		}
-		if _, ok := chained[svc.Namespace+"/"+svc.Name]; ok {
-			continue // the APIService's or webhook's finding names this backend
-		}
+		// The APIService's or webhook's finding names this backend: this
+		// finding folds into it (and stands when that check did not run).
+		via := chained[svc.Namespace+"/"+svc.Name]
 		sel := labels.SelectorFromSet(svc.Spec.Selector)
 		pods := kube.Selected(p.Snapshot, svc.Namespace, sel)
 		var live, done []*corev1.Pod
@@ -115,18 +150,36 @@ func runServiceEndpoints(p *doctor.Pass) error {
 			if kube.ScaledToZero(p.Snapshot, svc.Namespace, sel) != nil {
 				continue // its workload is scaled to zero on purpose
 			}
-			reportNoMatch(p, svc, ref, selStr)
+			reportNoMatch(p, svc, ref, selStr, via)
 		default:
-			reportNotReady(p, svc, ref, selStr, live, index)
+			reportNotReady(p, svc, ref, selStr, live, index, via)
 		}
 	}
 	return nil
 }
 
-func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, selStr string) {
+// chainedVia are the checks whose findings name a broken backend Service.
+var chainedVia = []string{"apiservice-unavailable", "admission-webhooks"}
+
+func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, selStr string, via []doctor.ObjectRef) {
 	msg := fmt.Sprintf("service %s selects %s, but no pod in namespace %s matches: it has no endpoint", svc.Name, selStr, svc.Namespace)
 	rem := []doctor.Remediation{}
 	misses := kube.NearMisses(p.Snapshot, svc.Namespace, svc.Spec.Selector)
+	refs, unread := kube.ServiceReferrers(p.Snapshot)
+	referrers := refs[svc.Namespace+"/"+svc.Name]
+	if len(misses) == 0 && len(referrers) == 0 && len(unread) == 0 && !hasEndpoints(p.Snapshot, svc) {
+		// Platforms ship Services for components not installed (a
+		// metrics port, an optional webhook): with no pod nearly
+		// matching, no endpoint and nothing pointing at it, it is
+		// dormant, not an outage.
+		p.Report(doctor.Finding{Severity: doctor.Info, Object: ref, Cause: "dormant",
+			Message: fmt.Sprintf("service %s selects %s, which matches no pod in namespace %s, and nothing refers to it (no Ingress, Gateway route, APIService, webhook or StatefulSet): a dormant Service", svc.Name, selStr, svc.Namespace),
+			Remediation: []doctor.Remediation{
+				{Text: "if the component it fronts was removed, delete the Service", Command: fmt.Sprintf("kubectl delete service %s -n %s", svc.Name, svc.Namespace)},
+				{Text: "compare the selector with the labels of the namespace's pods", Command: fmt.Sprintf("kubectl get pods -n %s --show-labels", svc.Namespace)}}})
+		return
+	}
+
 	if len(misses) > 0 {
 		var parts []string
 		for _, m := range misses {
@@ -143,15 +196,45 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"selector": map[string]any{best.Key: patch}}})
 		rem = append(rem, doctor.Remediation{Text: what + ", if the pods are the right backends",
 			Command: fmt.Sprintf("kubectl patch service %s -n %s --type=merge -p '%s'", svc.Name, svc.Namespace, body)})
-	} else {
+	} else if len(svc.Spec.Selector) > 1 {
 		msg += ", and none nearly matches (all selector labels but one)"
+	}
+	if len(referrers) > 0 {
+		var rs []string
+		for _, r := range referrers {
+			rs = append(rs, r.String())
+		}
+		msg += "; yet " + strings.Join(rs, ", ")
 	}
 	rem = append(rem, doctor.Remediation{Text: "compare the selector with the labels of the namespace's pods",
 		Command: fmt.Sprintf("kubectl get pods -n %s --show-labels", svc.Namespace)})
-	p.Report(doctor.Finding{Object: ref, Message: msg, Remediation: rem})
+	f := doctor.Finding{Object: ref, Message: msg, Remediation: rem, Via: via}
+	if len(misses) == 0 && len(referrers) == 0 && len(unread) > 0 && !hasEndpoints(p.Snapshot, svc) {
+		// Dormant, perhaps: what could refer to it was not all readable.
+		var names []string
+		for _, r := range unread {
+			names = append(names, r.String())
+		}
+		f.Partial = "nothing readable refers to it, but " + strings.Join(names, ", ") + " could not be read: it is a warning, not a dormant Service (info), until they can"
+	}
+	if len(via) > 0 {
+		f.ViaChecks = chainedVia
+	}
+	p.Report(f)
 }
 
-func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, selStr string, live []*corev1.Pod, index *kube.Services) {
+// hasEndpoints says the Service's EndpointSlices list any endpoint, ready
+// or not: something serves (or served) behind it.
+func hasEndpoints(s *snapshot.Snapshot, svc *corev1.Service) bool {
+	for _, sl := range s.EndpointSlices() {
+		if sl.Namespace == svc.Namespace && sl.Labels["kubernetes.io/service-name"] == svc.Name && len(sl.Endpoints) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, selStr string, live []*corev1.Pod, index *kube.Services, via []doctor.ObjectRef) {
 	if svc.Spec.PublishNotReadyAddresses || index.ReadyAny(svc.Namespace, svc.Name) > 0 {
 		return
 	}
@@ -180,14 +263,45 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 	}
 	sort.Strings(ph)
 	owners := kube.OwnerNames(p.Snapshot, live)
-	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s match %s (%s), none is ready (%s)",
-		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
+	verb := "match"
+	if len(live) == 1 {
+		verb = "matches"
+	}
+	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s %s %s (%s), none is ready (%s)",
+		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), verb, selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
 	names := make([]string, 0, len(live))
 	for _, pod := range live {
 		names = append(names, pod.Name)
 	}
 	slices.Sort(names)
-	p.Report(doctor.Finding{Object: ref, Message: msg, Examples: doctor.Examples(names),
+	// The pods' own finding (workload-pods: a crash loop, a probe) is the
+	// cause: this one folds into it when that check names one, and
+	// otherwise quotes why the pods are not ready.
+	viaChecks := append(slices.Clone(chainedVia), "workload-pods")
+	idx := kube.OwnersOf(p.Snapshot)
+	events := kube.WarningEventsOf(p.Snapshot)
+	var warnings [][]*kube.Warning
+	var conds []string
+	for _, pod := range live {
+		if w, ok := idx.Top(pod); ok {
+			if !slices.Contains(via, w.Ref) {
+				via = append(via, w.Ref)
+			}
+		} else {
+			via = append(via, kube.Ref("v1", "Pod", pod))
+		}
+		warnings = append(warnings, events.AboutPod(pod))
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue && (c.Reason != "" || c.Message != "") && len(conds) < doctor.MaxEvidence {
+				conds = append(conds, fmt.Sprintf("pod/%s Ready=%s (%s): %s", pod.Name, c.Status, c.Reason, kube.Clip(c.Message, 160)))
+			}
+		}
+	}
+	evidence := kube.Evidence(p.Now, doctor.MaxEvidence, warnings...)
+	if len(evidence) == 0 {
+		evidence = conds
+	}
+	p.Report(doctor.Finding{Object: ref, Message: msg, Examples: doctor.Examples(names), Via: via, ViaChecks: viaChecks, Evidence: evidence,
 		Remediation: []doctor.Remediation{
 			{Text: "see why the pods are not ready (readiness probe, crash loop, pending)", Command: fmt.Sprintf("kubectl describe pods -n %s -l %s", svc.Namespace, selStr)},
 			{Text: "watch the endpoints come back", Command: fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s", svc.Namespace, svc.Name)},

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -13,9 +14,10 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// ServiceTargetPort reports Service ports whose named targetPort no ready
-// pod declares: the pods are up, the selector matches, and yet the Service
-// has no endpoint on that port, so its clients get connection refused.
+// ServiceTargetPort reports Service ports whose targetPort no ready pod
+// declares: the pods are up, the selector matches, and yet the Service has
+// no endpoint on that port (a name) or sends to a port nothing declares (a
+// number), so its clients get connection refused.
 var ServiceTargetPort = &doctor.Check{
 	Name:     "service-target-port",
 	Severity: doctor.Critical,
@@ -23,7 +25,7 @@ var ServiceTargetPort = &doctor.Check{
 	Reads:    append([]snapshot.Resource{snapshot.Pods}, kube.ServiceReads...),
 	Optional: kube.WorkloadReads,
 	Run:      runServiceTargetPort,
-	Doc: `Service ports whose named targetPort the ready pods do not declare, so they have no endpoint
+	Doc: `Service ports whose targetPort (a name or a number) the ready pods do not declare
 
 ## Why it matters
 A Service port may target a container port by name (` + "`targetPort: http`" + `). The
@@ -34,19 +36,42 @@ the selector matches, ` + "`kubectl get endpoints`" + ` looks plausible for the 
 ports — and the Service port answers nothing.
 
 ## How it is detected
-For every Service with a selector, each port whose ` + "`targetPort`" + ` is a name is
-checked when the Service's EndpointSlices exist (the controller has seen
-it) and the selector matches pods that have been Ready for more than five
-minutes: if the slices hold no ready endpoint for that port, the name
-resolves in none of them (container ports themselves are not kept in the
-snapshot: the slices are the controller's own verdict). Critical when no
-port of the Service has an endpoint, a warning when others still do.
+For every Service with a selector whose pods have been Ready for more than
+five minutes, each port's ` + "`targetPort`" + ` is resolved as the EndpointSlice
+controller does, in the ports the selected pods' containers (and sidecar
+init containers) declare, by name and protocol:
+- a **name** that no ready pod declares for the port's protocol, when the
+  Service's EndpointSlices hold no ready endpoint for that port: the port
+  has no endpoint, critical when no port of the Service has one, a warning
+  when others do. Pods that declare no port at all are judged by the slices
+  alone (the controller's own verdict);
+- a **number** that no container declares, where the containers declare
+  other ports: a number always resolves, so the slices list the pods and
+  connections reach a port nothing may listen on — a warning naming the
+  ports they do declare (declaring a port is informational, so a process
+  could still listen there; pods that declare no port are not judged).
+
 Services whose pods are not ready are service-endpoints' findings.
 
 ## How to fix
 Name the container port as the Service expects (` + "`ports[].name`" + ` in the pod
 template), or point the Service's ` + "`targetPort`" + ` at the name or number the
 containers use: ` + "`kubectl get pods -l SELECTOR -o jsonpath='{..ports}'`" + `.
+
+## Example
+On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output:
+
+` + "```" + `
+WARNING
+  ec-web/Service/storefront  [service-target-port]
+    service storefront: port 80 (http) targets container port 8081, which none of its 2 ready pods (bare pods storefront-1, storefront-2) declares (they declare 8080/TCP (http)): connections reach a port the containers do not declare, and are refused unless a process listens there undeclared
+    → point port 80 at 8080, the TCP port the pods declare
+      $ kubectl patch service storefront -n ec-web --type=json -p '[{"op":"replace","path":"/spec/ports/0/targetPort","value":8080}]'
+    → list the ports the pods declare
+      $ kubectl get pods -n ec-web -l 'app=storefront' -o jsonpath='{range .items[0].spec.containers[*]}{.name}{": "}{.ports}{"\n"}{end}'
+    → point targetPort at a name (or number) the containers use
+      $ kubectl edit service storefront -n ec-web
+` + "```" + `
 
 ## References
 - https://kubernetes.io/docs/concepts/services-networking/service/#field-spec-ports
@@ -88,7 +113,7 @@ func runServiceTargetPort(p *doctor.Pass) error {
 	for i := range svcs {
 		svc := &svcs[i]
 		sl := bySvc[svc.Namespace+"/"+svc.Name]
-		if len(svc.Spec.Selector) == 0 || svc.Spec.Type == corev1.ServiceTypeExternalName || sl == nil || !sl.any {
+		if len(svc.Spec.Selector) == 0 || svc.Spec.Type == corev1.ServiceTypeExternalName {
 			continue
 		}
 		var ready []*corev1.Pod
@@ -100,34 +125,174 @@ func runServiceTargetPort(p *doctor.Pass) error {
 		if len(ready) == 0 {
 			continue
 		}
+		declared := declaredPorts(ready)
+		who := fmt.Sprintf("%s (%s)", doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(kube.OwnerNames(p.Snapshot, ready), "; "))
 		var broken []string
-		working := 0
-		for _, sp := range svc.Spec.Ports {
-			if sl.ready[sp.Name] > 0 {
-				working++
-				continue
+		var fixes []doctor.Remediation
+		working, certain := 0, 0
+		fix := func(i int, sp corev1.ServicePort, proto corev1.Protocol) {
+			if c, ok := declared.candidate(sp.Name, proto); ok {
+				var v any = c.ContainerPort
+				what := fmt.Sprint(c.ContainerPort)
+				if sp.TargetPort.StrVal != "" && c.Name != "" {
+					v, what = c.Name, fmt.Sprintf("%q", c.Name)
+				}
+				body, _ := json.Marshal([]map[string]any{{"op": "replace", "path": fmt.Sprintf("/spec/ports/%d/targetPort", i), "value": v}})
+				fixes = append(fixes, doctor.Remediation{Text: fmt.Sprintf("point port %d at %s, the %s port the pods declare", sp.Port, what, proto),
+					Command: fmt.Sprintf("kubectl patch service %s -n %s --type=json -p '%s'", svc.Name, svc.Namespace, body)})
 			}
-			if sp.TargetPort.StrVal == "" {
-				continue // a number always resolves
+		}
+		for i, sp := range svc.Spec.Ports {
+			proto := sp.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
 			}
-			broken = append(broken, fmt.Sprintf("port %d%s targets the container port named %q", sp.Port, portLabel(sp.Name), sp.TargetPort.StrVal))
+			served := sl != nil && sl.ready[sp.Name] > 0
+			switch {
+			case sp.TargetPort.StrVal != "":
+				// The EndpointSlice controller resolves a name in each
+				// pod; the slices are its verdict, the containers'
+				// ports the reason. Without slices the ports decide.
+				if served || declared.hasName(sp.TargetPort.StrVal, proto) || (sl == nil && declared.none()) {
+					working++
+					continue
+				}
+				if sl != nil && !sl.any && declared.none() {
+					continue
+				}
+				certain++
+				fix(i, sp, proto)
+				broken = append(broken, fmt.Sprintf("port %d%s targets the container port named %q, which none of its %s declares%s",
+					sp.Port, portLabel(sp.Name), sp.TargetPort.StrVal, who, declared.they()))
+			default:
+				// A number always resolves: the slices list the pods,
+				// and connections reach a port nothing may listen on.
+				// Declared ports are informational, so only a number
+				// none declares, where the containers declare others,
+				// is named.
+				target := sp.TargetPort.IntVal
+				if target == 0 {
+					target = sp.Port
+				}
+				if declared.none() || declared.hasNumber(target, proto) {
+					working++
+					continue
+				}
+				fix(i, sp, proto)
+				broken = append(broken, fmt.Sprintf("port %d%s targets container port %d, which none of its %s declares%s",
+					sp.Port, portLabel(sp.Name), target, who, declared.they()))
+			}
 		}
 		if len(broken) == 0 {
 			continue
 		}
-		sev := doctor.Critical
-		if working > 0 {
-			sev = doctor.Warning
+		sev := doctor.Warning
+		if working == 0 && certain == len(broken) {
+			sev = doctor.Critical
+		}
+		consequence := "the Service has no endpoint there and connections to it are refused"
+		if certain == 0 {
+			consequence = "connections reach a port the containers do not declare, and are refused unless a process listens there undeclared"
+		} else if certain < len(broken) {
+			consequence = "connections to those ports are refused"
 		}
 		sel := kube.SelectorString(svc.Spec.Selector)
 		p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("v1", "Service", svc),
-			Message: fmt.Sprintf("service %s: %s, which none of its %s (%s) declares: the Service has no endpoint there and connections to it are refused",
-				svc.Name, strings.Join(broken, "; "), doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(kube.OwnerNames(p.Snapshot, ready), "; ")),
-			Remediation: []doctor.Remediation{
-				{Text: "list the port names the pods declare", Command: fmt.Sprintf("kubectl get pods -n %s -l '%s' -o jsonpath='{range .items[0].spec.containers[*]}{.name}{\": \"}{.ports}{\"\\n\"}{end}'", svc.Namespace, sel)},
-				{Text: "point targetPort at a name (or number) the containers use", Command: fmt.Sprintf("kubectl edit service %s -n %s", svc.Name, svc.Namespace)}}})
+			Message: fmt.Sprintf("service %s: %s: %s", svc.Name, strings.Join(broken, "; "), consequence),
+			Remediation: append(fixes, []doctor.Remediation{
+				{Text: "list the ports the pods declare", Command: fmt.Sprintf("kubectl get pods -n %s -l '%s' -o jsonpath='{range .items[0].spec.containers[*]}{.name}{\": \"}{.ports}{\"\\n\"}{end}'", svc.Namespace, sel)},
+				{Text: "point targetPort at a name (or number) the containers use", Command: fmt.Sprintf("kubectl edit service %s -n %s", svc.Name, svc.Namespace)}}...)})
 	}
 	return nil
+}
+
+// podPorts are the container ports the ready pods of a Service declare.
+type podPorts []corev1.ContainerPort
+
+// declaredPorts collects the ports of the pods' containers and of their
+// restartable init containers (sidecars), which a targetPort resolves in.
+func declaredPorts(pods []*corev1.Pod) podPorts {
+	var out podPorts
+	seen := map[corev1.ContainerPort]bool{}
+	for _, pod := range pods {
+		cs := pod.Spec.Containers
+		for _, ic := range pod.Spec.InitContainers {
+			if ic.RestartPolicy != nil && *ic.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				cs = append(cs[:len(cs):len(cs)], ic)
+			}
+		}
+		for _, c := range cs {
+			for _, pt := range c.Ports {
+				if pt.Protocol == "" {
+					pt.Protocol = corev1.ProtocolTCP
+				}
+				if !seen[pt] {
+					seen[pt] = true
+					out = append(out, pt)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func (d podPorts) none() bool { return len(d) == 0 }
+
+// candidate is the declared port a Service port most likely meant: the one
+// of the same name, else the only one of its protocol.
+func (d podPorts) candidate(name string, proto corev1.Protocol) (corev1.ContainerPort, bool) {
+	var same []corev1.ContainerPort
+	for _, p := range d {
+		if p.Protocol != proto {
+			continue
+		}
+		if name != "" && p.Name == name {
+			return p, true
+		}
+		same = append(same, p)
+	}
+	if len(same) == 1 {
+		return same[0], true
+	}
+	return corev1.ContainerPort{}, false
+}
+
+func (d podPorts) hasName(name string, proto corev1.Protocol) bool {
+	for _, p := range d {
+		if p.Name == name && p.Protocol == proto {
+			return true
+		}
+	}
+	return false
+}
+
+func (d podPorts) hasNumber(n int32, proto corev1.Protocol) bool {
+	for _, p := range d {
+		if p.ContainerPort == n && p.Protocol == proto {
+			return true
+		}
+	}
+	return false
+}
+
+// they is " (they declare 8080/TCP (http), 9090/TCP (metrics))" or
+// " (they declare no port)".
+func (d podPorts) they() string {
+	if len(d) == 0 {
+		return " (they declare no port)"
+	}
+	var out []string
+	for _, p := range d {
+		s := fmt.Sprintf("%d/%s", p.ContainerPort, p.Protocol)
+		if p.Name != "" {
+			s += " (" + p.Name + ")"
+		}
+		out = append(out, s)
+	}
+	if len(out) > 4 {
+		out = append(out[:4], fmt.Sprintf("%d more", len(out)-4))
+	}
+	return " (they declare " + strings.Join(out, ", ") + ")"
 }
 
 func portLabel(name string) string {

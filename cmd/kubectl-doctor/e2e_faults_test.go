@@ -192,12 +192,35 @@ func TestFaultsHungRead(t *testing.T) {
 	for name, c := range statuses(rep) {
 		if c.Status == doctor.StatusError {
 			podChecks = append(podChecks, name)
+		}
+	}
+	// A finding the baseline folded (Via) into a finding of a check that
+	// errored here stands on its own: never silently dropped.
+	unfolded := map[string]int{}
+	for _, f := range rep.Findings {
+		if slices.Contains(podChecks, f.Check) {
+			continue
+		}
+		for _, w := range want.Findings {
+			if slices.Contains(podChecks, w.Check) && slices.ContainsFunc(w.Explains, func(e string) bool { return strings.HasPrefix(e, f.Check+" "+f.Object.String()+": ") }) {
+				unfolded[f.Check+"|"+f.Severity.String()+"|"+f.Object.String()]++
+			}
+		}
+	}
+	for name, c := range statuses(rep) {
+		if c.Status == doctor.StatusError {
 			if !regexp.MustCompile(`^timed out reading pods after [\d.]+s$`).MatchString(c.Reason) {
 				t.Errorf("%s: %q", name, c.Reason)
 			}
 			continue
 		}
-		if wc := statuses(want)[name]; c.Status != wc.Status || c.Findings != wc.Findings {
+		extra := 0
+		for k, n := range unfolded {
+			if strings.HasPrefix(k, name+"|") {
+				extra += n
+			}
+		}
+		if wc := statuses(want)[name]; c.Status != wc.Status || c.Findings-extra != wc.Findings {
 			t.Errorf("%s: %s with %d findings, want %s with %d as without the hang", name, c.Status, c.Findings, wc.Status, wc.Findings)
 		}
 	}
@@ -218,8 +241,12 @@ func TestFaultsHungRead(t *testing.T) {
 			others = append(others, c.Name)
 		}
 	}
-	if got, want := scanKeys(rep, others...), scanKeys(want, others...); !slices.Equal(got, want) {
+	got := slices.DeleteFunc(scanKeys(rep, others...), func(k string) bool { return unfolded[k] > 0 })
+	if want := scanKeys(want, others...); !slices.Equal(got, want) {
 		t.Errorf("findings of the other checks:\n got %v\nwant %v", got, want)
+	}
+	if len(unfolded) == 0 {
+		t.Error("no finding folded into a check reading pods stood on its own (ingress ec-site into service search)")
 	}
 	if byFault, _ := p.Injected(); byFault[faultproxy.Hang] == 0 {
 		t.Error("nothing hung")
@@ -354,7 +381,33 @@ func TestFaultsViewUser(t *testing.T) {
 	// Every admin finding of those checks, and besides them only the
 	// backends the admin's APIService and webhook findings named (the view
 	// user cannot see those findings, so the backends are not folded).
-	got, all := scanKeys(rep, ran...), scanKeys(want, ran...)
+	// A finding whose severity the admin's scan raised by folding in a
+	// finding of a check the view user cannot run, or that says what it
+	// could not read (Partial: a Service nothing readable refers to stays
+	// a warning), is compared without its severity.
+	loose := map[string]bool{}
+	for _, f := range want.Findings {
+		for _, e := range f.Explains {
+			if c, _, _ := strings.Cut(e, " "); !slices.Contains(ran, c) {
+				loose[f.Check+"|"+f.Object.String()] = true
+			}
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Partial != "" && f.Check == "service-endpoints" {
+			loose[f.Check+"|"+f.Object.String()] = true
+		}
+	}
+	relax := func(keys []string) []string {
+		for i, k := range keys {
+			parts := strings.SplitN(k, "|", 3)
+			if loose[parts[0]+"|"+parts[2]] {
+				keys[i] = parts[0] + "|*|" + parts[2]
+			}
+		}
+		return keys
+	}
+	got, all := relax(scanKeys(rep, ran...)), relax(scanKeys(want, ran...))
 	var linked []string
 	for _, f := range want.Findings {
 		if f.Check == "apiservice-unavailable" || f.Check == "admission-webhooks" {

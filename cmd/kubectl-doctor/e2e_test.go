@@ -127,7 +127,7 @@ type wantFinding struct {
 // scenarioWant is, per check, exactly the findings the scenarios in
 // testdata/scenarios must produce on the real control plane, in report order.
 // Each area keeps its expectations in its own e2e_*_test.go file.
-var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant, schedWant, networkWant, podsWant, podsWantExtra, gapsWant)
+var scenarioWant = mergeWants(incidentWant, nodeHealthWant, schedulingWant, runtimeWant, schedWant, networkWant, podsWant, podsWantExtra, gapsWant, causesWant)
 
 func mergeWants(sets ...map[string][]wantFinding) map[string][]wantFinding {
 	out := map[string][]wantFinding{}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -210,7 +211,10 @@ func causeRank(c Cause) int {
 
 // backend is a Service behind a broken APIService or webhook, and the
 // object whose finding names it ("apiservice/v1beta1.metrics.k8s.io").
-type backend struct{ namespace, name, by string }
+type backend struct {
+	namespace, name, by string
+	ref                 doctor.ObjectRef
+}
 
 // brokenBackends lists the Services behind an unavailable APIService or an
 // admission webhook whose backend is broken, APIServices first. It reads
@@ -227,7 +231,8 @@ func brokenBackends(s *snapshot.Snapshot) []backend {
 			}
 			for _, c := range a.Status.Conditions {
 				if c.Type == "Available" && c.Status != "True" {
-					out = append(out, backend{a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/" + a.Name})
+					out = append(out, backend{a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/" + a.Name,
+						doctor.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: a.Name}})
 				}
 			}
 		}
@@ -235,7 +240,7 @@ func brokenBackends(s *snapshot.Snapshot) []backend {
 	if s.Err(snapshot.MutatingWebhooks) == nil && s.Err(snapshot.ValidatingWebhooks) == nil {
 		for _, w := range Webhooks(s) {
 			if w.Broken != "" && w.Service != nil {
-				out = append(out, backend{w.Service.Namespace, w.Service.Name, w.KubectlKind() + "/" + w.Config.Name})
+				out = append(out, backend{w.Service.Namespace, w.Service.Name, w.KubectlKind() + "/" + w.Config.Name, w.Config})
 			}
 		}
 	}
@@ -244,12 +249,13 @@ func brokenBackends(s *snapshot.Snapshot) []backend {
 
 // ChainedServices are the Services behind an unavailable APIService or an
 // admission webhook whose backend is broken, keyed "namespace/name", with
-// the object whose finding names them. A check about Services leaves them
-// to that finding: one root cause, one finding.
-func ChainedServices(s *snapshot.Snapshot) map[string]string {
-	out := map[string]string{}
+// the objects whose findings name them. A check about Services reports
+// them with these objects as Via: the engine folds its finding into theirs
+// (one root cause, one finding), and it stands when their check did not run.
+func ChainedServices(s *snapshot.Snapshot) map[string][]doctor.ObjectRef {
+	out := map[string][]doctor.ObjectRef{}
 	for _, b := range brokenBackends(s) {
-		out[b.namespace+"/"+b.name] = b.by
+		out[b.namespace+"/"+b.name] = append(out[b.namespace+"/"+b.name], b.ref)
 	}
 	return out
 }

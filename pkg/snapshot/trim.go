@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,8 +16,10 @@ import (
 
 // Trim drops, from one decoded object, what no check reads: managedFields,
 // the last-applied-configuration annotation, and in pod specs (pods and
-// workload templates) container env, commands, probe headers and arguments and ports, and the
-// sources of volumes other than hostPath and persistentVolumeClaim.
+// workload templates) container env, commands, probe headers and arguments, and the
+// sources of volumes other than hostPath and persistentVolumeClaim. Container
+// ports are kept (name, number, protocol: a Service's targetPort is judged by
+// them) and shared between the pods of a template.
 // Container resources are kept: OOM kills and scheduling are judged by them. At 30,000 pods this is most of
 // the memory a scan holds. A check that needs a trimmed field must keep it
 // here: fixture snapshots are trimmed the same way, so a fixture test fails
@@ -32,6 +35,7 @@ type Trimmer struct {
 	mu     sync.Mutex
 	lists  map[string]corev1.ResourceList
 	probes map[string]*corev1.Probe
+	ports  map[string][]corev1.ContainerPort
 }
 
 // NewTrimmer returns a Trimmer with an empty table of resource lists.
@@ -98,7 +102,7 @@ func (tr *Trimmer) trimContainer(c *corev1.Container) {
 	c.Env, c.EnvFrom, c.Command, c.Args = nil, nil, nil, nil
 	c.Lifecycle = nil
 	c.LivenessProbe, c.ReadinessProbe, c.StartupProbe = tr.probe(c.LivenessProbe), tr.probe(c.ReadinessProbe), tr.probe(c.StartupProbe)
-	c.Ports = nil
+	c.Ports = tr.sharePorts(c.Ports)
 	c.Resources.Requests = tr.share(c.Resources.Requests)
 	c.Resources.Limits = tr.share(c.Resources.Limits)
 }
@@ -135,6 +139,33 @@ func (tr *Trimmer) probe(pr *corev1.Probe) *corev1.Probe {
 		return shared
 	}
 	tr.probes[key] = out
+	return out
+}
+
+// sharePorts keeps a container's ports as name, number and protocol (what
+// resolves a Service's targetPort) and shares equal lists between pods.
+func (tr *Trimmer) sharePorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
+	if len(ps) == 0 {
+		return nil
+	}
+	var key strings.Builder
+	out := make([]corev1.ContainerPort, len(ps))
+	for i, p := range ps {
+		out[i] = corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: p.Protocol}
+		fmt.Fprintf(&key, "%s/%d/%s,", p.Name, p.ContainerPort, p.Protocol)
+	}
+	if tr == nil {
+		return out
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.ports == nil {
+		tr.ports = map[string][]corev1.ContainerPort{}
+	}
+	if shared, ok := tr.ports[key.String()]; ok {
+		return shared
+	}
+	tr.ports[key.String()] = out
 	return out
 }
 

@@ -37,3 +37,24 @@ func TestTrimKeepsProbesWithoutCredentials(t *testing.T) {
 		t.Error("equal probes are not shared")
 	}
 }
+
+// TestTrimKeepsContainerPorts: a Service's targetPort is judged by the
+// ports the containers declare: name, number and protocol are kept (host
+// ports dropped), and equal lists are shared between pods.
+func TestTrimKeepsContainerPorts(t *testing.T) {
+	mk := func() *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app",
+			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP, HostPort: 80, HostIP: "10.0.0.1"}}}}}}
+	}
+	tr := NewTrimmer()
+	a, b := mk(), mk()
+	tr.Trim(a)
+	tr.Trim(b)
+	got := a.Spec.Containers[0].Ports
+	if len(got) != 1 || got[0] != (corev1.ContainerPort{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}) {
+		t.Fatalf("ports = %+v, want http 8080/TCP without the host port", got)
+	}
+	if &b.Spec.Containers[0].Ports[0] != &got[0] {
+		t.Error("equal port lists are not shared")
+	}
+}
