@@ -277,3 +277,44 @@ func countObjects(t *testing.T, p string) (map[string]int, int) {
 	}
 	return out, dupes
 }
+
+// TestRuntimeSocketFromMustGather: a must-gather holds pods (twice: the
+// core list and per-pod files) and nodes; a collector DaemonSet's pods
+// mounting the Docker socket on CRI-O nodes are judged from the pods'
+// specs when the DaemonSet is not in the capture.
+func TestRuntimeSocketFromMustGather(t *testing.T) {
+	node := func(name string) string {
+		return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + "}\nstatus:\n  nodeInfo: {containerRuntimeVersion: cri-o://1.27.4-5.rhaos4.14.git1a2b3c4.el9, kubeletVersion: v1.27.8+4fab27b}\n"
+	}
+	pod := func(name, nodeName string) string {
+		return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `","namespace":"openshift-logging","uid":"uid-` + name + `",` +
+			`"ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"collector","uid":"ds-uid","controller":true}]},` +
+			`"spec":{"nodeName":"` + nodeName + `","containers":[{"name":"collector","image":"vector","volumeMounts":[{"name":"docker","mountPath":"/var/run/docker.sock"}]}],` +
+			`"volumes":[{"name":"docker","hostPath":{"path":"/var/run/docker.sock","type":""}}]},"status":{"phase":"Running"}}`
+	}
+	dir := writeTree(t, map[string]string{
+		"mg/cluster-scoped-resources/core/nodes/worker-a.yaml":                 node("worker-a"),
+		"mg/cluster-scoped-resources/core/nodes/worker-b.yaml":                 node("worker-b"),
+		"mg/namespaces/openshift-logging/core/pods.yaml":                       `{"apiVersion":"v1","kind":"PodList","items":[` + pod("collector-a1", "worker-a") + "," + pod("collector-b2", "worker-b") + `]}`,
+		"mg/namespaces/openshift-logging/pods/collector-a1/collector-a1.yaml":  pod("collector-a1", "worker-a"),
+		"mg/namespaces/openshift-logging/pods/collector-b2/collector-b2.yaml":  pod("collector-b2", "worker-b"),
+		"mg/namespaces/openshift-logging/apps/daemonsets.yaml":                 "apiVersion: v1\nkind: List\nitems: []\nmetadata: {resourceVersion: \"\"}\n",
+		"mg/namespaces/openshift-logging/openshift-logging.yaml":               "apiVersion: v1\nkind: Namespace\nmetadata: {name: openshift-logging}\n",
+		"mg/cluster-scoped-resources/config.openshift.io/clusterversions.yaml": "apiVersion: config.openshift.io/v1\nkind: ClusterVersionList\nitems: []\n",
+	})
+	res := mustLoad(t, filepath.Join(dir, "mg"), offline.Options{})
+	if res.Stats.Duplicates != 2 || len(res.Snapshot.Pods()) != 2 {
+		t.Errorf("%d duplicates, %d pods", res.Stats.Duplicates, len(res.Snapshot.Pods()))
+	}
+	r := doctor.Run(context.Background(), res.Snapshot, []*doctor.Check{checks.RuntimeSocket}, res.Now)
+	var warnings []string
+	for _, f := range r.Findings {
+		if f.Severity == doctor.Warning {
+			warnings = append(warnings, f.Object.String()+": "+f.Message)
+		}
+	}
+	want := regexp.MustCompile(`^openshift-logging/daemonset/collector: daemonset/collector mounts the Docker Engine socket /var/run/docker\.sock, but the 2 nodes its pods run on run cri-o://1\.27\.4-5\.rhaos4\.14\.git1a2b3c4\.el9 ×2: .* \(judged from its pods: the DaemonSet is not in the input\)$`)
+	if len(warnings) != 1 || !want.MatchString(warnings[0]) {
+		t.Errorf("warnings: %q", warnings)
+	}
+}
