@@ -19,6 +19,7 @@ import (
 var AdmissionWebhooks = &doctor.Check{
 	Name:     "admission-webhooks",
 	Severity: doctor.Warning,
+	Origin:   "Snowball effect",
 	Reads:    slices.Clone(kube.WebhookReads),
 	// The backend's pods, to name why it has no ready endpoint, and the API
 	// server's metrics, to show the harm of failing open.

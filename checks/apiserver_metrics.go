@@ -17,6 +17,7 @@ import (
 var APIServerMetrics = &doctor.Check{
 	Name:     "apiserver-metrics",
 	Severity: doctor.Warning,
+	Origin:   "all three stories",
 	Reads:    []snapshot.Resource{snapshot.APIServerMetrics, snapshot.MutatingWebhooks, snapshot.ValidatingWebhooks, snapshot.PriorityLevels},
 	Run:      runAPIServerMetrics,
 	Doc: `The API server's own metrics: slow or failing webhooks, APF rejections, object explosions, expensive LISTs

@@ -19,6 +19,7 @@ import (
 var APIServiceUnavailable = &doctor.Check{
 	Name:     "apiservice-unavailable",
 	Severity: doctor.Critical,
+	Origin:   "OOM-Killer talk",
 	Reads:    append([]snapshot.Resource{snapshot.APIServices}, kube.ServiceReads...),
 	// The backend's pods, to name why it is unavailable.
 	Optional: append([]snapshot.Resource{snapshot.Namespaces}, kube.PodProblemReads...),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
@@ -23,13 +24,7 @@ func TestRegistryIsValid(t *testing.T) {
 
 // withProfiles is the registry and every opt-in profile's checks: each
 // needs fixtures and a doc page like the default ones.
-func withProfiles() []*doctor.Check {
-	all := checks.All()
-	for _, p := range checks.Profiles() {
-		all = append(all, checks.Profile(p)...)
-	}
-	return all
-}
+func withProfiles() []*doctor.Check { return checks.WithProfiles() }
 
 // TestFixtures runs every check over testdata/checks/NAME and compares its
 // findings with the expectations written on the fixture objects.
@@ -125,6 +120,16 @@ func TestFixturesWithoutOptionalReads(t *testing.T) {
 	}
 }
 
+// TestOrigins: every check says where its class of problem comes from, the
+// "from" column of the generated tables.
+func TestOrigins(t *testing.T) {
+	for _, c := range withProfiles() {
+		if strings.TrimSpace(c.Origin) == "" {
+			t.Errorf("check %q has no Origin", c.Name)
+		}
+	}
+}
+
 // TestDocsAreGenerated fails when docs/checks is stale: run `make docs`.
 func TestDocsAreGenerated(t *testing.T) {
 	all := withProfiles()
@@ -132,6 +137,15 @@ func TestDocsAreGenerated(t *testing.T) {
 		assertFile(t, filepath.Join("..", "docs", "checks", c.Name+".md"), c.Markdown())
 	}
 	assertFile(t, filepath.Join("..", "docs", "checks", "README.md"), doctor.Index(all))
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := checks.Readme(string(readme))
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFile(t, filepath.Join("..", "README.md"), want)
 }
 
 func assertFile(t *testing.T, path, want string) {

@@ -20,6 +20,7 @@ import (
 var ClusterOperators = &doctor.Check{
 	Name:     "cluster-operators",
 	Severity: doctor.Warning,
+	Origin:   "OpenShift must-gathers",
 	Reads:    []snapshot.Resource{snapshot.ClusterOperators},
 	Optional: []snapshot.Resource{snapshot.ClusterVersions},
 	Run:      runClusterOperators,

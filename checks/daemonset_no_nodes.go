@@ -19,6 +19,7 @@ import (
 var DaemonSetNoNodes = &doctor.Check{
 	Name:     "daemonset-no-nodes",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.DaemonSets, snapshot.Nodes},
 	Run:      runDaemonSetNoNodes,
 	Doc: `DaemonSets that run on no node, and the selector or taints that keep them off

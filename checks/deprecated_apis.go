@@ -16,6 +16,7 @@ import (
 var DeprecatedAPIs = &doctor.Check{
 	Name:     "deprecated-apis",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.APIServerMetrics},
 	Run:      runDeprecatedAPIs,
 	Doc: `Deprecated API versions clients still call, and the release that removes them

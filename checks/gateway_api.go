@@ -23,6 +23,7 @@ import (
 var GatewayAPI = &doctor.Check{
 	Name:     "gateway-api",
 	Severity: doctor.Critical,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.GatewayClasses, snapshot.Gateways, snapshot.HTTPRoutes, snapshot.Services},
 	Optional: []snapshot.Resource{snapshot.GRPCRoutes},
 	Run:      runGatewayAPI,

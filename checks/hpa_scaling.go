@@ -20,6 +20,7 @@ import (
 var HPAScaling = &doctor.Check{
 	Name:     "hpa-scaling",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	Reads:    []snapshot.Resource{snapshot.HorizontalPodAutoscalers},
 	// The metrics APIServices, to name why metrics are unavailable.
 	Optional: append([]snapshot.Resource{snapshot.APIServices}, kube.WorkloadReads...),

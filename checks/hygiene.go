@@ -18,6 +18,7 @@ import (
 var Hygiene = &doctor.Check{
 	Name:     "hygiene",
 	Severity: doctor.Info,
+	Origin:   "peer coverage map",
 	Reads:    append([]snapshot.Resource{snapshot.Pods}, kube.WorkloadReads...),
 	Optional: []snapshot.Resource{snapshot.ServiceAccounts},
 	Run:      runHygiene,

@@ -20,6 +20,7 @@ import (
 var IngressBackends = &doctor.Check{
 	Name:     "ingress-backends",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	Reads:    append([]snapshot.Resource{snapshot.Ingresses, snapshot.IngressClasses}, kube.ServiceReads...),
 	Run:      runIngressBackends,
 	Doc: `Ingresses whose backends or class do not exist, or whose Services have no ready endpoint

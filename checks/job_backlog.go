@@ -23,6 +23,7 @@ import (
 var JobBacklog = &doctor.Check{
 	Name:     "job-backlog",
 	Severity: doctor.Warning,
+	Origin:   "Snowball effect",
 	Reads:    []snapshot.Resource{snapshot.CronJobs, snapshot.Jobs},
 	Optional: append([]snapshot.Resource{kube.WarningEventReads}, kube.WebhookReads...),
 	Run:      runJobBacklog,

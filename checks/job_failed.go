@@ -20,6 +20,7 @@ import (
 var JobFailed = &doctor.Check{
 	Name:     "job-failed",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	Reads:    []snapshot.Resource{snapshot.Jobs},
 	Optional: []snapshot.Resource{snapshot.CronJobs, snapshot.Pods},
 	Run:      runJobFailed,

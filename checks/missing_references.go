@@ -29,6 +29,7 @@ var pullSecretEvents = snapshot.Events("reason=FailedToRetrieveImagePullSecret")
 var MissingReferences = &doctor.Check{
 	Name:     "missing-references",
 	Severity: doctor.Critical,
+	Origin:   "peer coverage map",
 	Reads:    append([]snapshot.Resource{snapshot.ServiceAccounts, snapshot.Pods, snapshot.Services}, kube.WorkloadReads...),
 	Optional: []snapshot.Resource{pullSecretEvents},
 	Run:      runMissingReferences,

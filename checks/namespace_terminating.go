@@ -18,6 +18,7 @@ import (
 var NamespaceStuckTerminating = &doctor.Check{
 	Name:     "namespace-stuck-terminating",
 	Severity: doctor.Warning,
+	Origin:   "OOM-Killer talk",
 	Reads:    []snapshot.Resource{snapshot.Namespaces},
 	Optional: []snapshot.Resource{snapshot.APIServices},
 	Run:      runNamespaceStuckTerminating,

@@ -21,6 +21,7 @@ import (
 var NetworkPolicies = &doctor.Check{
 	Name:     "network-policies",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.NetworkPolicies, snapshot.Pods, snapshot.Namespaces},
 	Optional: kube.WorkloadReads,
 	Run:      runNetworkPolicies,

@@ -19,6 +19,7 @@ import (
 var NodeDrift = &doctor.Check{
 	Name:     "node-drift",
 	Severity: doctor.Warning,
+	Origin:   "OOM-Killer talk",
 	Reads:    []snapshot.Resource{snapshot.Nodes},
 	Run:      runNodeDrift,
 	Doc: `Node pools that mix kubelet, kernel, OS or runtime versions, and kubelets outside the version-skew policy

@@ -19,6 +19,7 @@ import (
 var NodeHealth = &doctor.Check{
 	Name:     "node-health",
 	Severity: doctor.Critical,
+	Origin:   "OOM-Killer talk",
 	Reads:    []snapshot.Resource{snapshot.Nodes},
 	Run:      runNodeHealth,
 	Doc: `Nodes that are NotReady or unreachable, or under memory, disk or PID pressure, and why

@@ -17,6 +17,7 @@ import (
 var NodePodCapacity = &doctor.Check{
 	Name:     "node-pod-capacity",
 	Severity: doctor.Warning,
+	Origin:   "VPC CNI #714",
 	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods},
 	Run:      runNodePodCapacity,
 	Doc: `Nodes at or near their pod limit (max-pods)

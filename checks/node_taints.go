@@ -20,6 +20,7 @@ import (
 var NodeTaints = &doctor.Check{
 	Name:     "node-taints",
 	Severity: doctor.Warning,
+	Origin:   "Snowball effect",
 	Reads:    []snapshot.Resource{snapshot.Nodes},
 	Run:      runNodeTaints,
 	Doc: `Nodes tainted by Kubernetes as unhealthy, out of service or cordoned

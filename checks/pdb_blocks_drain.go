@@ -20,6 +20,7 @@ import (
 var PDBBlocksDrain = &doctor.Check{
 	Name:     "pdb-blocks-drain",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	// Deployments and StatefulSets tell a PDB of a workload scaled to zero
 	// (quiet) from one that selects nothing; the other owners only name.
 	Reads:    []snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets},

@@ -19,6 +19,7 @@ import (
 var PDBOverlap = &doctor.Check{
 	Name:     "pdb-overlap",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads:    append([]snapshot.Resource{snapshot.PodDisruptionBudgets, snapshot.Pods}, kube.WorkloadReads...),
 	Run:      runPDBOverlap,
 	Doc: `Pods covered by more than one PodDisruptionBudget, which the Eviction API refuses to evict

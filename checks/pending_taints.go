@@ -22,6 +22,7 @@ import (
 var PendingTaints = &doctor.Check{
 	Name:     "pending-taints",
 	Severity: doctor.Warning,
+	Origin:   "Snowball effect",
 	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods},
 	Optional: kube.WorkloadReads,
 	Run:      runPendingTaints,

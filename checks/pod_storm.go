@@ -22,6 +22,7 @@ import (
 var PodStorm = &doctor.Check{
 	Name:     "pod-storm",
 	Severity: doctor.Warning,
+	Origin:   "Pinniped #1507",
 	Reads:    []snapshot.Resource{snapshot.Pods},
 	Optional: append(slices.Clone(kube.WorkloadReads), kube.WarningEventReads),
 	Run:      runPodStorm,

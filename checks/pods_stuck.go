@@ -20,6 +20,7 @@ import (
 var PodsStuck = &doctor.Check{
 	Name:     "pods-stuck",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.Pods, snapshot.Nodes},
 	Optional: kube.WorkloadReads,
 	Run:      runPodsStuck,

@@ -17,6 +17,7 @@ import (
 var PVReleased = &doctor.Check{
 	Name:     "pv-released",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.PersistentVolumes, snapshot.PersistentVolumeClaims},
 	Run:      runPVReleased,
 	Doc: `PersistentVolumes that are Failed, or Released with data a recreated claim no longer sees

@@ -20,6 +20,7 @@ import (
 var PVCPending = &doctor.Check{
 	Name:     "pvc-pending",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
 	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads),
 	Run:      runPVCPending,

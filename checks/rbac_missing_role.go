@@ -18,6 +18,7 @@ import (
 var RBACMissingRole = &doctor.Check{
 	Name:     "rbac-missing-role",
 	Severity: doctor.Warning,
+	Origin:   "peer coverage map",
 	Reads: []snapshot.Resource{snapshot.RoleBindings, snapshot.ClusterRoleBindings, snapshot.Roles,
 		snapshot.ClusterRoles},
 	Optional: append([]snapshot.Resource{snapshot.Pods}, kube.WorkloadReads...),

@@ -21,6 +21,7 @@ import (
 var ReplicaFailure = &doctor.Check{
 	Name:     "replica-failure",
 	Severity: doctor.Critical,
+	Origin:   "peer coverage map",
 	Reads:    []snapshot.Resource{snapshot.ReplicaSets, snapshot.Deployments},
 	Run:      runReplicaFailure,
 	Doc: `Deployments and ReplicaSets whose pods the API server refuses to create (quota, limits, Pod Security)

@@ -16,6 +16,7 @@ import (
 var RolloutHistory = &doctor.Check{
 	Name:     "rollout-history",
 	Severity: doctor.Warning,
+	Origin:   "Snowball effect",
 	Reads:    []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets},
 	// DaemonSet and StatefulSet histories are ControllerRevisions: judged
 	// only when those were read.

@@ -20,6 +20,7 @@ import (
 var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
+	Origin:   "VPC CNI #714",
 	// Controllers give the templates a fix changes; pods whose controller
 	// is not in the input (a must-gather or kubectl output holding pods
 	// only) are judged from their own spec, grouped by controller.

@@ -22,6 +22,7 @@ import (
 var SandboxFailures = &doctor.Check{
 	Name:     "sandbox-failures",
 	Severity: doctor.Warning,
+	Origin:   "VPC CNI #714",
 	Reads:    []snapshot.Resource{snapshot.Pods, snapshot.Nodes, kube.WarningEventReads},
 	Run:      runSandboxFailures,
 	Doc: `Pods stuck because their node cannot create the pod sandbox (CNI out of IPs, CNI not ready, runtime timeouts)

@@ -24,6 +24,7 @@ import (
 var ServiceEndpoints = &doctor.Check{
 	Name:     "service-endpoints",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	// Deployments and StatefulSets tell a Service of a workload scaled to
 	// zero (quiet) from one whose pods are gone; other owners only name.
 	Reads: append([]snapshot.Resource{snapshot.Pods, snapshot.Deployments, snapshot.StatefulSets}, kube.ServiceReads...),

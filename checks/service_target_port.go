@@ -19,6 +19,7 @@ import (
 var ServiceTargetPort = &doctor.Check{
 	Name:     "service-target-port",
 	Severity: doctor.Critical,
+	Origin:   "peer coverage map",
 	Reads:    append([]snapshot.Resource{snapshot.Pods}, kube.ServiceReads...),
 	Optional: kube.WorkloadReads,
 	Run:      runServiceTargetPort,

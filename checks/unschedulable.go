@@ -19,6 +19,7 @@ import (
 var Unschedulable = &doctor.Check{
 	Name:     "unschedulable",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
 	Optional: kube.WorkloadReads,
 	Run:      runUnschedulable,

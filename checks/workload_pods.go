@@ -25,6 +25,7 @@ import (
 var WorkloadPods = &doctor.Check{
 	Name:     "workload-pods",
 	Severity: doctor.Warning,
+	Origin:   "everyday",
 	// Pods are enough to judge: owners, revisions and Services only name
 	// the cause's owner, the previous revision and what the failure takes
 	// down; the unavailable APIServices and webhooks whose findings name a

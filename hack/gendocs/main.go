@@ -1,4 +1,5 @@
-// Command gendocs writes docs/checks/ from the checks' own docs (make docs).
+// Command gendocs writes docs/checks/ and the README's checks table from the
+// registry and the checks' own docs (make docs).
 package main
 
 import (
@@ -22,10 +23,7 @@ func main() {
 }
 
 func run(dir string) error {
-	all := checks.All()
-	for _, p := range checks.Profiles() {
-		all = append(all, checks.Profile(p)...)
-	}
+	all := checks.WithProfiles()
 	if err := doctor.Validate(all); err != nil {
 		return err
 	}
@@ -37,5 +35,17 @@ func run(dir string) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "README.md"), []byte(doctor.Index(all)), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte(doctor.Index(all)), 0o644); err != nil {
+		return err
+	}
+	// The README's checks table, when run from the repository root.
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		return err
+	}
+	out, err := checks.Readme(string(readme))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile("README.md", []byte(out), 0o644)
 }

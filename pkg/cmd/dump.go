@@ -23,7 +23,7 @@ import (
 )
 
 // DumpOptions is `kubectl doctor dump`: what a scan reads, written to a file
-// that `kubectl doctor --from` scans anywhere later (issue 13).
+// that `kubectl doctor --from` scans anywhere later.
 type DumpOptions struct {
 	cluster *clusterOptions
 	// Output is the file to write; it is gzip-compressed when its name ends

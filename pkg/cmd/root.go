@@ -135,7 +135,7 @@ exits 2 naming the file.
 		newAuditCommand(streams),
 	)
 	root.AddCommand(newNodesCommand(streams, scan.cluster))
-	root.AddCommand(newDumpCommand(streams, scan.cluster)) // issue 13
+	root.AddCommand(newDumpCommand(streams, scan.cluster))
 	root.AddCommand(newServeCommand(streams, scan.cluster))
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

@@ -179,6 +179,7 @@ func newCheck(file string, c config.Custom, rule, msg cel.Program, budget uint64
 		Name:     c.Name,
 		Doc:      title + "\n\n" + body,
 		Severity: c.Severity,
+		Origin:   "custom rule",
 		Reads:    []snapshot.Resource{c.Resource},
 		Run:      r.run,
 	}

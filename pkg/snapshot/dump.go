@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// This file is the snapshot's side of offline use (issue 13): a Builder for
+// This file is the snapshot's side of offline use: a Builder for
 // snapshots read from dumps and support bundles, which, unlike FromObjects,
 // knows which resources its input held, and Objects, which a dump writer
 // reads a snapshot back out with.
