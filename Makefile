@@ -70,10 +70,13 @@ deploy:
 	$(GO) run ./hack/gendeploy
 
 # The footprint benchmark: a real kube-apiserver with 30,600 pods, the floor
-# client against a full kubectl-doctor scan (docs/performance.md), then the
+# client against a full kubectl-doctor scan (docs/performance.md); a fleet of
+# three copies of that cluster, serve over 10 scans and the informer
+# alternative (docs/fleet.md); then the
 # Go benchmarks of the checks and the audit analyser.
 bench: build controlplane
 	$(GO) run ./hack/bench -runs 3 -doctor $(BIN)
+	$(GO) run ./hack/bench -mode fleet,serve,informer -runs 3 -doctor $(BIN)   # docs/fleet.md
 	$(GO) test -run '^$$' -bench . -benchmem -count 3 ./checks ./pkg/...
 
 demo: build

@@ -71,6 +71,9 @@ func TestTaintRows(t *testing.T) {
 		"worker-5 node.kubernetes.io/unschedulable=:NoSchedule - cordon",
 		"worker-6 node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule - problem",
 		"worker-7 =: - ",
+		"worker-8 node.kubernetes.io/memory-pressure=:NoSchedule - problem",
+		"worker-9 node.kubernetes.io/not-ready=:NoExecute 11:40 problem",
+		"worker-9 node.kubernetes.io/not-ready=:NoSchedule 11:40 problem",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -46,6 +46,28 @@ examples, dated by the taint's ` + "`timeAdded`" + ` or the matching node condit
 ` + "`lastTransitionTime`" + `. Intended taints (control-plane, dedicated pools) are not
 findings; ` + "`kubectl doctor taints`" + ` lists every taint of every node.
 
+A taint that mirrors a condition the node still reports (not-ready or
+unreachable with Ready not True, memory-, disk- or pid-pressure,
+network-unavailable) is the same root cause node-health reports with the
+kubelet's reason: this finding names those nodes (Via), and after every check
+has run the engine folds it into node-health's finding ("explains"), so one
+NotReady node is one finding. When node-health is skipped or finds nothing
+there, this finding stands. For example, with both checks:
+
+    CRITICAL  Node/worker-7  ×2  [node-health]
+      2 nodes have been NotReady for 19m: the kubelet reports "container
+      runtime is down": ...
+        explains node-taints node/worker-9: node worker-9 is tainted
+        node.kubernetes.io/not-ready:NoExecute+NoSchedule for 19m: ...
+
+A taint whose condition is gone (the pressure is over, yet the taint stays)
+is reported here on its own, dated only by the taint's ` + "`timeAdded`" + `:
+
+    node worker-8 is tainted node.kubernetes.io/memory-pressure:NoSchedule, but
+    the node no longer reports MemoryPressure: the taint outlived the condition
+    behind it; the node lifecycle controller removes it once it sees that, so
+    if it stays, that controller is not running or something re-adds it
+
 ## How to fix
 Describe the node and read its conditions and events; fix the kubelet, the
 container runtime or the pressure that the taint reports; uncordon a node
@@ -62,8 +84,32 @@ deleted. The remediation lines give the command with the node names filled in.
 type taintGroup struct {
 	key, effects string
 	noExecute    bool
-	nodes        []string
-	oldest       *time.Time
+	// conditioned: the node still reports the condition behind the taint
+	// (node-health's finding is the cause); false for taints with no
+	// condition, and for a taint that outlived its condition.
+	conditioned bool
+	nodes       []string
+	oldest      *time.Time
+}
+
+// conditionStands says whether the node still reports the condition a
+// problem taint mirrors: Ready not True for not-ready and unreachable, the
+// pressure or network condition True for the others. ok is false for a
+// taint no condition stands behind (out-of-service, uninitialized).
+func conditionStands(n *corev1.Node, pt kube.NodeProblem) (stands, ok bool) {
+	if pt.Condition == "" {
+		return false, false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type != pt.Condition {
+			continue
+		}
+		if pt.Condition == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue, true
+		}
+		return c.Status == corev1.ConditionTrue, true
+	}
+	return false, true
 }
 
 func runNodeTaints(p *doctor.Pass) error {
@@ -84,7 +130,8 @@ func runNodeTaints(p *doctor.Pass) error {
 				continue
 			}
 			effects[t.Key] = append(effects[t.Key], t.Effect)
-			if s := kube.TaintSince(n, t); s != nil && (since[t.Key] == nil || s.Before(*since[t.Key])) {
+			s := kube.TaintSince(n, t)
+			if s != nil && (since[t.Key] == nil || s.Before(*since[t.Key])) {
 				since[t.Key] = s
 			}
 		}
@@ -99,10 +146,12 @@ func runNodeTaints(p *doctor.Pass) error {
 				names[j] = string(e)
 				noExec = noExec || e == corev1.TaintEffectNoExecute
 			}
-			id := key + "|" + strings.Join(names, "+")
+			pt, _ := kube.ProblemTaint(key)
+			stands, judged := conditionStands(n, pt)
+			id := fmt.Sprintf("%s|%s|%t|%t", key, strings.Join(names, "+"), stands, judged)
 			g := groups[id]
 			if g == nil {
-				g = &taintGroup{key: key, effects: strings.Join(names, "+"), noExecute: noExec}
+				g = &taintGroup{key: key, effects: strings.Join(names, "+"), noExecute: noExec, conditioned: stands}
 				groups[id] = g
 			}
 			g.nodes = append(g.nodes, n.Name)
@@ -111,7 +160,13 @@ func runNodeTaints(p *doctor.Pass) error {
 			}
 		}
 	}
-	for _, g := range groups {
+	ids := make([]string, 0, len(groups))
+	for id := range groups {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		g := groups[id]
 		sort.Strings(g.nodes)
 		pt, _ := kube.ProblemTaint(g.key)
 		sev := doctor.Warning
@@ -128,15 +183,37 @@ func runNodeTaints(p *doctor.Pass) error {
 		if g.oldest != nil {
 			age = " for " + duration.HumanDuration(p.Now.Sub(*g.oldest))
 		}
-		p.Report(doctor.Finding{
+		msg := fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, pt.Meaning, consequence)
+		rem := pt.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0])
+		if _, judged := conditionStands(&corev1.Node{}, pt); judged && !g.conditioned {
+			state := "is no longer " + pt.State
+			if pt.Condition != corev1.NodeReady {
+				state = "no longer reports " + string(pt.Condition)
+			}
+			msg = fmt.Sprintf("%s tainted %s:%s%s, but the node %s: the taint outlived the condition behind it; the node lifecycle controller removes it once it sees that, so if it stays, that controller is not running or something re-adds it; %s",
+				who, g.key, g.effects, age, state, consequence)
+			rem = []doctor.Remediation{kube.DescribeNodes(strings.Join(doctor.Examples(g.nodes), " ")),
+				{Text: "if the taint stays, remove it", Command: fmt.Sprintf("kubectl taint nodes %s %s-", strings.Join(doctor.Examples(g.nodes), " "), g.key)}}
+		}
+		f := doctor.Finding{
 			Severity:    sev,
 			Object:      kube.NodeRef(g.nodes[0]),
-			Message:     fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, pt.Meaning, consequence),
+			Message:     msg,
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
 			Members:     nodeMembers(g.nodes),
-			Remediation: pt.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0]),
-		})
+			Remediation: rem,
+		}
+		if g.conditioned {
+			// The taint mirrors a condition node-health reports with its
+			// cause: one finding, at the cause. When node-health is not
+			// run (or finds nothing on these nodes) this one stands.
+			for _, n := range g.nodes {
+				f.Via = append(f.Via, kube.NodeRef(n))
+			}
+			f.ViaChecks = []string{NodeHealth.Name}
+		}
+		p.Report(f)
 	}
 	if len(cordoned) > 0 {
 		sort.Strings(cordoned)

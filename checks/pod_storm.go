@@ -50,10 +50,42 @@ Job → CronJob; bare pods by node). One finding per owner gives the count, the
 reasons, the nodes, the time span and the rate (from creation timestamps) and
 three example pods, and says when the owner's template sets ` + "`spec.nodeName`" + `.
 Twenty rejected pods make a warning; 200, or a sustained rate of ten a minute
-still going on, are critical; fewer than twenty are not reported. Evicted pods
-(` + "`reason: Evicted`" + `) are a milder class of their own (info from ten, warning
-from 200). All terminated pods together are a warning from 10,000, as they
-approach the garbage-collection threshold.
+still going on, are critical; fewer than twenty are not reported. All
+terminated pods together are a warning from 10,000, as they approach the
+garbage-collection threshold.
+
+Evictions are a class of their own, grouped at the same top owner (bare
+pods per namespace). A pod counts as evicted when the kubelet failed it with
+reason ` + "`Evicted`" + ` (node pressure, a local-storage limit, a refusal under a
+pressure condition) or ` + "`Preempting`" + ` (room made for a critical pod), or while
+it terminates with a ` + "`DisruptionTarget`" + ` condition from the taint manager
+(` + "`DeletionByTaintManager`" + `) or the scheduler (` + "`PreemptionByScheduler`" + `); drains
+through the Eviction API are voluntary and not counted. Pods that are gone
+(a StatefulSet or DaemonSet deletes each evicted pod and recreates it) are
+counted from the kubelet's ` + "`Evicted`" + ` Warning events, one per pod UID, and
+attributed by name to the StatefulSet (NAME-ORDINAL) or the ReplicaSet,
+DaemonSet or Job (NAME-xxxxx) of that name. The time of each eviction is the
+` + "`DisruptionTarget`" + ` condition's, else the containers' termination, the Ready
+condition's change, the start or the creation. The finding gives the count,
+the nodes, the time span, each kind of eviction with its count, parsed from
+the kubelet's message (pkg/kubelet/eviction: the resource the node ran short
+of — memory, ephemeral-storage, inodes, pids — with the threshold, what was
+left and which container used how much over its request; a container over
+its own ephemeral-storage limit; the pod over the sum of those limits; an
+emptyDir over its sizeLimit), whether the containers request or limit that
+resource, whether the owner is fully available now, and the newest message
+as evidence. Severity counts recent evictions, not debris: 20 or more in the
+last 24 hours (or 200 in all) make a warning, even when the workload is
+healthy now; three in the last 24 hours, or ten in all, are info; a few old
+ones are not reported. For example, a Deployment healthy now:
+
+    24 pods evicted on 2 nodes (w1, w2) between 4h and 10m ago: node short of
+    memory ×24 (newest: threshold 100Mi, 91396Ki left; container app used
+    1532812Ki with a request of 128Mi); memory: app requests 128Mi; 2 of 2
+    replicas available now
+      Evicted shop/cart-5f7d9-e00 (10m ago): The node was low on resource:
+      memory. Threshold quantity: 100Mi, available: 91396Ki. Container app was
+      using 1532812Ki, request is 128Mi, has larger consumption of memory.
 
 A StatefulSet hides the storm from that count: it deletes each rejected pod
 and recreates it under the same name, so only one Failed pod exists at any
@@ -64,6 +96,11 @@ counted by pod UID. Twenty recreations or rejections make a finding, with the
 same severity rule as above.
 
 ## How to fix
+For evictions: request the memory or ephemeral-storage the pods really use
+(the kubelet evicts first the pods using most above their request), raise
+the limit a container or emptyDir passed or move the data to a volume, and
+look at the node's pressure conditions (` + "`kubectl describe node`" + `).
+
 Replace ` + "`nodeName`" + ` with a ` + "`nodeSelector`" + ` (or required node affinity) on
 ` + "`kubernetes.io/hostname`" + `, so the pod waits Pending when the node is full instead of
 failing in a loop; or, as Pinniped did, request no CPU or memory. Then delete
@@ -74,7 +111,9 @@ owner's label selector.
 - https://github.com/vmware-tanzu/pinniped/issues/1507
 - https://github.com/kubernetes/kubernetes/issues/113907
 - https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename
-- https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-garbage-collection`,
+- https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-garbage-collection
+- https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
+- https://kubernetes.io/docs/concepts/workloads/pods/disruptions/#pod-disruption-conditions`,
 }
 
 // kubelet admission rejection reasons (pkg/kubelet/lifecycle/predicate.go
@@ -109,7 +148,6 @@ func rejected(p *corev1.Pod) bool {
 type stormGroup struct {
 	owner         *kube.Workload // nil for bare pods, grouped by node
 	node          string
-	evicted       bool
 	count         int
 	reasons       map[string]int
 	nodes         map[string]int
@@ -127,21 +165,20 @@ func runPodStorm(p *doctor.Pass) error {
 		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
 			terminated++
 		}
-		evicted := pod.Status.Phase == corev1.PodFailed && pod.Status.Reason == "Evicted"
-		if !evicted && !rejected(pod) {
+		if !rejected(pod) { // evictions: see collectEvictions
 			continue
 		}
 		o, hasOwner := own.Top(pod)
 		var key string
 		if hasOwner {
-			key = fmt.Sprintf("%t|%s|%s/%s", evicted, o.Ref.Kind, pod.Namespace, o.Ref.Name)
+			key = fmt.Sprintf("%s|%s/%s", o.Ref.Kind, pod.Namespace, o.Ref.Name)
 		} else {
 			o = nil
-			key = fmt.Sprintf("%t|node|%s/%s", evicted, pod.Namespace, pod.Spec.NodeName)
+			key = fmt.Sprintf("node|%s/%s", pod.Namespace, pod.Spec.NodeName)
 		}
 		g := groups[key]
 		if g == nil {
-			g = &stormGroup{owner: o, node: pod.Spec.NodeName, evicted: evicted, reasons: map[string]int{}, nodes: map[string]int{}}
+			g = &stormGroup{owner: o, node: pod.Spec.NodeName, reasons: map[string]int{}, nodes: map[string]int{}}
 			groups[key] = g
 		}
 		g.count++
@@ -167,16 +204,13 @@ func runPodStorm(p *doctor.Pass) error {
 	reported := map[string]bool{}
 	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]
-		if g.evicted {
-			reportEvicted(p, g)
-		} else {
-			reportStorm(p, g, bareNamespace(k))
-			if g.owner != nil && g.count >= stormWarning {
-				reported[kube.OwnerKey(g.owner)] = true
-			}
+		reportStorm(p, g, bareNamespace(k))
+		if g.owner != nil && g.count >= stormWarning {
+			reported[kube.OwnerKey(g.owner)] = true
 		}
 	}
 	reportStatefulSetStorms(p, reported)
+	reportEvictions(p, collectEvictions(p, own))
 	if float64(terminated) >= podGCWarnFraction*podGCThreshold {
 		p.Report(doctor.Finding{
 			Severity: doctor.Warning,
@@ -195,8 +229,8 @@ func runPodStorm(p *doctor.Pass) error {
 
 // bareNamespace returns the namespace of a bare-pod group key.
 func bareNamespace(key string) string {
-	parts := strings.SplitN(key, "|", 3)
-	ns, _, _ := strings.Cut(parts[2], "/")
+	_, rest, _ := strings.Cut(key, "|")
+	ns, _, _ := strings.Cut(rest, "/")
 	return ns
 }
 
@@ -319,30 +353,6 @@ func cleanupCommand(ns string, sel *metav1.LabelSelector) string {
 		}
 	}
 	return cmd
-}
-
-func reportEvicted(p *doctor.Pass, g *stormGroup) {
-	if g.count < evictedInfo {
-		return
-	}
-	sev := doctor.Info
-	if g.count >= evictedWarning {
-		sev = doctor.Warning
-	}
-	ns := ""
-	if g.owner != nil {
-		ns = g.owner.Ref.Namespace
-	}
-	msg := fmt.Sprintf("%s evicted by the kubelet%s between %s and %s ago: the node ran short of memory, disk or PIDs",
-		doctor.Plural(g.count, "pod", "pods"), g.where(), duration.HumanDuration(p.Now.Sub(g.first)), duration.HumanDuration(p.Now.Sub(g.newest)))
-	rem := []doctor.Remediation{}
-	if nodes := keysOf(g.nodes); len(nodes) > 0 {
-		rem = append(rem, doctor.Remediation{Text: "see which pressure the kubelet reported", Command: "kubectl describe node " + strings.Join(doctor.Examples(nodes), " ")})
-	}
-	if ns != "" {
-		rem = append(rem, doctor.Remediation{Text: "set requests that match real usage, then delete the evicted pods", Command: cleanupCommand(ns, g.selector())})
-	}
-	p.Report(doctor.Finding{Severity: sev, Object: g.ref(), Message: msg, Count: g.count, Examples: doctor.Examples(g.names), Remediation: rem})
 }
 
 // setStorm is what events say about one StatefulSet's rejected pods.

@@ -15,13 +15,14 @@ import (
 )
 
 // Unschedulable explains, node by node, why the scheduler finds no node for
-// a pod, from the snapshot rather than from the scheduler's terse message.
+// a pod, from the snapshot (volume topology included) rather than from the
+// scheduler's terse message, which it never contradicts.
 var Unschedulable = &doctor.Check{
 	Name:     "unschedulable",
 	Severity: doctor.Warning,
 	Origin:   "everyday",
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
-	Optional: kube.WorkloadReads,
+	Optional: append([]snapshot.Resource{snapshot.PersistentVolumes}, kube.WorkloadReads...),
 	Run:      runUnschedulable,
 	Doc: `Pods no node can take, with each node's reason: selector, cordon, taints, room, claims
 
@@ -49,6 +50,34 @@ and its allocatable pod count. It also flags requests larger than every
 node's allocatable (the pod can never fit as the cluster is), selector labels
 or values that no node carries, and claims that do not exist.
 
+Volumes restrict nodes too, as the scheduler's VolumeBinding and VolumeZone
+filters apply them: a bound PersistentVolume's ` + "`spec.nodeAffinity`" + ` (matched with
+` + "`k8s.io/component-helpers`" + ` nodeaffinity, as the scheduler does), its
+` + "`topology.kubernetes.io/zone`" + `/region labels (and the deprecated beta ones; a
+label may list zones joined by ` + "`__`" + `; a node with no zone label is not judged),
+and for a WaitForFirstConsumer claim not bound yet its StorageClass's
+` + "`allowedTopologies`" + `. PersistentVolumes are an optional read: without them only
+classes are judged, and the coverage says so. A restriction no node meets is
+the cause, naming the volume, the claim, the label and the values nodes do
+have:
+
+    1 pod of statefulset/db pending for 30m: its volume pv-db-0 (claim
+    data-db-0) can only be used on nodes with topology.kubernetes.io/zone=zone-c
+    (node affinity), and no node is there (nodes have
+    topology.kubernetes.io/zone=zone-a, zone-b)
+
+and one no node allowed by the pod's selector meets says so; otherwise the
+nodes outside it are counted in the per-node breakdown ("1 outside the node
+affinity of volume pv-rep (claim rep-data) (kubernetes.io/hostname=node-5:
+node-6)").
+
+The scheduler has the last word. When the snapshot shows no obstacle on some
+node but the scheduler's ` + "`PodScheduled`" + ` message says it found none (host ports,
+pod affinity, topology spread, dynamic resources: what the snapshot does not
+judge), the finding quotes the scheduler first, gives the per-node reasons it
+can compute, and names the nodes where the reason is the scheduler's alone;
+it never says "1/7 nodes can take it" of a pod the scheduler refused.
+
 The finding counts nodes per reason, each node under its first obstacle in
 the scheduler's order ("4 tainted (dedicated=gpu:NoSchedule), 1 cordoned
 (node-5), 1 short of 1.5 CPU (node-6: 0.5 CPU of 4 CPU free)"), and names the
@@ -69,7 +98,10 @@ whose maintenance is over; add a toleration (with a nodeSelector) only if the
 workload belongs on the dedicated nodes; lower the requests
 (` + "`kubectl set resources`" + `) or free room by moving other pods; fix a nodeSelector
 that names a label no node has, or label the nodes meant for it. A request
-larger than every node needs a bigger node pool or a smaller request.
+larger than every node needs a bigger node pool or a smaller request. A
+volume pinned to a zone without nodes needs nodes in that zone, or its data
+restored into a volume where nodes are; a class whose allowedTopologies name
+no node's zone needs a class that allows them.
 
 ## References
 - https://kubernetes.io/docs/concepts/scheduling-eviction/kube-scheduler/
@@ -156,10 +188,21 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		ref = doctor.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: g.ns, Name: names[0]}
 	}
 	msg := fmt.Sprintf("%s pending for %s: %s", who, age, g.causeKey)
-	if g.fit.AnyFits() && g.verdict != "" && len(g.fit.MissingClaims)+len(g.fit.NeverFits) == 0 {
-		// Something the snapshot does not show (ports, pod affinity,
-		// topology spread, volume zones) keeps it off: quote the scheduler.
-		msg += fmt.Sprintf("; the scheduler says: %s", g.verdict)
+	if f := g.fit; f.AnyFits() && g.verdict != "" && len(f.MissingClaims)+len(f.NeverFits)+len(f.VolumeNowhere) == 0 {
+		// Something the snapshot does not judge (host ports, pod
+		// affinity, topology spread, dynamic resources) keeps it off.
+		// The scheduler has the last word: never say a node can take a
+		// pod it just refused.
+		fits, parts := f.Breakdown()
+		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, kube.Clip(g.verdict, 300))
+		if len(parts) > 0 {
+			msg += "; by the snapshot: " + strings.Join(parts, ", ")
+		}
+		msg += fmt.Sprintf("; on %s the scheduler's reason is one the snapshot does not show (host ports, pod affinity, topology spread, dynamic resources)",
+			strings.Join(doctor.Examples(fits), ", "))
+		if s := f.Soonest(); s != "" {
+			msg += "; soonest fix: " + s
+		}
 	}
 	p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(g.pods), Examples: doctor.Examples(names),
 		Remediation: unschedRemediation(g)})
@@ -179,8 +222,8 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 	var shortNodes []string
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
-		if n.SelectorMismatch {
-			continue
+		if n.SelectorMismatch || len(n.Volumes) > 0 {
+			continue // neither an uncordon nor room would let the pod there
 		}
 		if n.Cordoned {
 			cordoned = append(cordoned, n.Node.Name)
@@ -196,6 +239,7 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 		rem = append(rem, doctor.Remediation{Text: "create the missing claim, or fix the volume's claimName",
 			Command: fmt.Sprintf("kubectl get pvc -n %s", pod.Namespace)})
 	}
+	rem = append(rem, volumeRemediation(f)...)
 	if len(cordoned) > 0 && !strings.Contains(g.causeKey, "no node matches") {
 		sort.Strings(cordoned)
 		rem = append(rem, doctor.Remediation{Text: "uncordon the nodes whose maintenance is over",
@@ -260,4 +304,48 @@ func ownerOrPod(g *unschedGroup) string {
 		return g.owner.KindName()
 	}
 	return "pod/" + g.oldest.Name
+}
+
+// volumeRemediation: for volume topology no node meets, where to look and
+// what changes it: nodes in the volume's zone, or the data (or the class)
+// moved to where nodes are.
+func volumeRemediation(f *kube.Fit) []doctor.Remediation {
+	if len(f.VolumeNowhere) == 0 {
+		return nil
+	}
+	var rem []doctor.Remediation
+	keys := map[string]bool{}
+	for i := range f.Volumes {
+		v := &f.Volumes[i]
+		blocked := false
+		for j := range f.Nodes {
+			for _, x := range f.Nodes[j].Volumes {
+				blocked = blocked || x == v
+			}
+		}
+		if !blocked {
+			continue
+		}
+		for _, k := range v.Keys {
+			keys[k] = true
+		}
+		if v.Volume != "" {
+			rem = append(rem, doctor.Remediation{
+				Text:    fmt.Sprintf("volume %s can only be attached where its %s says (%s): add nodes there (a node pool in that zone), or restore its data into a volume where nodes are (snapshot and restore) and rebind the claim", v.Volume, v.Source, v.Want),
+				Command: fmt.Sprintf("kubectl get pv %s -o yaml", v.Volume)})
+		} else {
+			rem = append(rem, doctor.Remediation{
+				Text:    fmt.Sprintf("storageclass %s provisions only where its allowedTopologies say (%s): use a class that allows the nodes' zones (allowedTopologies cannot be changed in place), or add nodes there", v.Class, v.Want),
+				Command: fmt.Sprintf("kubectl get storageclass %s -o yaml", v.Class)})
+		}
+	}
+	if len(keys) > 0 {
+		ks := make([]string, 0, len(keys))
+		for k := range keys {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		rem = append(rem, doctor.Remediation{Text: "see where the nodes are", Command: "kubectl get nodes -L " + strings.Join(ks, ",")})
+	}
+	return rem
 }

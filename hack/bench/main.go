@@ -62,6 +62,13 @@ func main() {
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "kubectl-doctor-bench"), "state directory of the benchmark cluster")
 	keep := flag.Bool("keep", false, "leave the loaded cluster running (for profiling); stop it with: go run ./hack/cluster down with KUBECTL_DOCTOR_DEMO_DIR=DIR")
 	flag.Parse()
+	if *mode != "" { // fleet.go, serve.go
+		if err := runModes(*mode, *runs, *doctorBin, *dir); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*runs, *doctorBin, *dir, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -459,16 +459,24 @@ var ErrNoChecks = errors.New("no checks selected")
 // Fold applies the explains/via relation after every check has run: a
 // finding whose Via names the object of another check's finding is folded
 // into that finding (listed in its Explains, its severity raised to the
-// higher of the two) instead of being reported twice. Only findings that
+// higher of the two) instead of being reported twice; a grouped finding is
+// found through its Object and each of its Members. Only findings that
 // are not folded themselves take others in, so chains end at a root cause.
 // Input order is kept otherwise.
 func Fold(fs []Finding) []Finding {
 	// Objects match by kind, namespace and name: checks may spell the
 	// apiVersion differently (a ref from an event, from a list).
 	key := func(o ObjectRef) ObjectRef { o.APIVersion = ""; return o }
+	// A grouped finding stands for each of its Members too (three NotReady
+	// nodes are one finding on the first): a Via naming any of them finds it.
 	byObject := map[ObjectRef][]int{}
 	for i, f := range fs {
 		byObject[key(f.Object)] = append(byObject[key(f.Object)], i)
+		for _, m := range f.Members {
+			if k := key(m); k != key(f.Object) && !slices.Contains(byObject[k], i) {
+				byObject[k] = append(byObject[k], i)
+			}
+		}
 	}
 	target := func(i int) []int {
 		var out []int

@@ -261,3 +261,19 @@ func TestFoldViaChecks(t *testing.T) {
 		t.Fatalf("refusal not folded into replica-failure's finding: %+v", got)
 	}
 }
+
+// TestFoldViaMember: a Via naming a member of a grouped finding (the
+// second of two NotReady nodes) folds into that finding.
+func TestFoldViaMember(t *testing.T) {
+	n1 := doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: "n1"}
+	n2 := doctor.ObjectRef{Kind: "Node", Name: "n2"}
+	health := doctor.Finding{Check: "node-health", Severity: doctor.Critical, Object: n1, Message: "2 nodes NotReady", Members: []doctor.ObjectRef{n1, n2}}
+	taint := doctor.Finding{Check: "node-taints", Severity: doctor.Warning, Object: n2, Message: "node n2 is tainted", Via: []doctor.ObjectRef{n2}}
+	got := doctor.Fold([]doctor.Finding{health, taint})
+	if len(got) != 1 || len(got[0].Explains) != 1 || got[0].Explains[0] != "node-taints node/n2: node n2 is tainted" {
+		t.Fatalf("taint of a member not folded: %+v", got)
+	}
+	if got := doctor.Fold([]doctor.Finding{taint}); len(got) != 1 {
+		t.Errorf("lone taint folded: %+v", got)
+	}
+}

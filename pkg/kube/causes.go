@@ -63,7 +63,6 @@ var (
 	webhookDenied   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request:? ?(.*)$`)
 	webhookFailed   = regexp.MustCompile(`failed calling webhook "([^"]+)": (.+)$`)
 	serviceAccount  = regexp.MustCompile(`serviceaccount "([^"]+)" not found`)
-	evictedResource = regexp.MustCompile(`The node was low on resource: ([a-z-]+)\.`)
 	probeFailed     = regexp.MustCompile(`^(Liveness|Readiness|Startup) probe (?:failed|errored)`)
 	probeKilled     = regexp.MustCompile(`^Container (\S+) failed (liveness|startup) probe, will be restarted`)
 	forbiddenPrefix = regexp.MustCompile(`^(?:Error creating: )?(?:pods|jobs) "[^"]*" is forbidden: `)
@@ -126,12 +125,13 @@ func ClassifyEvent(reason, message string) EventCause {
 			}
 			return EventCause{Class: EventLivenessKill, Subject: g[1]}
 		}
-	case "Evicted":
+	case "Evicted", "Preempting":
+		// The kubelet's eviction manager and its critical-pod preemption
+		// (pkg/kubelet/eviction, pkg/kubelet/preemption): the resource,
+		// or the pressure condition of a refusal at admission.
 		c := EventCause{Class: EventEvicted}
-		if g := evictedResource.FindStringSubmatch(m); g != nil {
-			c.Subject = g[1]
-		} else if strings.Contains(m, "ephemeral local storage") {
-			c.Subject = "ephemeral-storage"
+		if e, ok := ParseEviction(m); ok {
+			c.Subject, c.Detail = e.Resource, e.Short()
 		}
 		return c
 	case "Failed", "ErrImagePull", "ImagePullBackOff", "BackOff":

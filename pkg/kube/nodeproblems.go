@@ -152,7 +152,14 @@ func TaintSince(node *corev1.Node, t corev1.Taint) *time.Time {
 	}
 	if p, ok := ProblemTaint(t.Key); ok && p.Condition != "" {
 		for _, c := range node.Status.Conditions {
-			if c.Type == p.Condition && !c.LastTransitionTime.IsZero() {
+			// Only a condition that still stands dates the taint: a
+			// pressure that ended tells when it ended, not when the
+			// taint came.
+			stands := c.Status == corev1.ConditionTrue
+			if c.Type == corev1.NodeReady {
+				stands = c.Status != corev1.ConditionTrue
+			}
+			if c.Type == p.Condition && stands && !c.LastTransitionTime.IsZero() {
 				tt := c.LastTransitionTime.Time
 				return &tt
 			}

@@ -127,16 +127,19 @@ type NodeFit struct {
 	Taints []corev1.Taint
 	// Short are the resources (pods included) the node lacks, given what is bound there.
 	Short []Shortage
+	// Volumes are the pod's volume topology restrictions the node does
+	// not meet (a PV's node affinity or zone, a class's allowedTopologies).
+	Volumes []*VolumeTopology
 }
 
 // Fits says nothing keeps the node from taking the pod, as far as the snapshot tells.
 func (f *NodeFit) Fits() bool {
-	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 0
+	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 0 && len(f.Volumes) == 0
 }
 
 // OnlyPods says the node's one obstacle is its pod count.
 func (f *NodeFit) OnlyPods() bool {
-	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 1 && f.Short[0].Resource == corev1.ResourcePods
+	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Volumes) == 0 && len(f.Short) == 1 && f.Short[0].Resource == corev1.ResourcePods
 }
 
 // Fit explains, from the snapshot, why no node takes a pod.
@@ -152,6 +155,11 @@ type Fit struct {
 	// MissingClaims do not exist; UnboundClaims exist, bind immediately
 	// and are not Bound: the scheduler waits for them.
 	MissingClaims, UnboundClaims []string
+	// Volumes are the topology restrictions of the pod's volumes;
+	// VolumeNowhere says, for those no node can meet (or none of the
+	// nodes its selector allows), why: the definitive cause.
+	Volumes       []VolumeTopology
+	VolumeNowhere []string
 }
 
 // Explain computes, node by node, what keeps pod off it: the nodeSelector
@@ -162,7 +170,7 @@ func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	nodes := s.Nodes()
 	uses := nodeUses(s)
 	place := NewPlacement(&pod.Spec, false)
-	f := &Fit{Requests: PodRequests(pod)}
+	f := &Fit{Requests: PodRequests(pod), Volumes: VolumeTopologies(s, pod)}
 	var resNames []corev1.ResourceName
 	for r, q := range f.Requests {
 		if !q.IsZero() {
@@ -175,6 +183,11 @@ func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	for i := range nodes {
 		n := &nodes[i]
 		nf := NodeFit{Node: n, SelectorMismatch: !place.Matches(n)}
+		for v := range f.Volumes {
+			if !f.Volumes[v].Matches(n) {
+				nf.Volumes = append(nf.Volumes, &f.Volumes[v])
+			}
+		}
 		for _, t := range place.BlockingTaints(n) {
 			if t.Key == corev1.TaintNodeUnschedulable {
 				nf.Cordoned = true
@@ -217,6 +230,7 @@ func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 		}
 	}
 	f.AbsentLabels = absentLabels(&pod.Spec, nodes)
+	f.VolumeNowhere = volumeNowhere(f, nodes)
 	st := StorageOf(s)
 	for _, name := range ClaimNames(&pod.Spec) {
 		pvc := st.Claim(pod.Namespace, name)
@@ -330,7 +344,7 @@ func (f *Fit) OnlyFull() bool {
 	usable := 0
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
-		if n.SelectorMismatch || n.Cordoned || len(n.Taints) > 0 {
+		if n.SelectorMismatch || n.Cordoned || len(n.Taints) > 0 || len(n.Volumes) > 0 {
 			continue
 		}
 		usable++
@@ -361,12 +375,25 @@ func (f *Fit) AnyFits() bool {
 // taints, room): "0/6 nodes can take it: 4 tainted (dedicated=gpu:NoSchedule),
 // 1 cordoned (node-5), 1 short of 1.5 CPU (node-6)".
 func (f *Fit) Summary() string {
-	var selector, cordoned, fits []string
+	fits, parts := f.Breakdown()
+	head := fmt.Sprintf("%d/%d nodes can take it", len(fits), len(f.Nodes))
+	if len(parts) == 0 {
+		return head
+	}
+	return head + ": " + strings.Join(parts, ", ")
+}
+
+// Breakdown is Summary's parts: the nodes nothing in the snapshot keeps
+// off, and the per-reason counts of the others.
+func (f *Fit) Breakdown() (fits, parts []string) {
+	var selector, cordoned []string
 	tainted := map[string][]string{} // taint -> nodes
 	taintedNodes := 0
 	short := map[corev1.ResourceName][]Shortage{}
 	shortNodes := map[corev1.ResourceName][]string{}
 	shortCount := 0
+	volumeNodes := map[*VolumeTopology][]string{}
+	var volumeOrder []*VolumeTopology
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
 		switch {
@@ -385,11 +412,16 @@ func (f *Fit) Summary() string {
 				short[s.Resource] = append(short[s.Resource], s)
 				shortNodes[s.Resource] = append(shortNodes[s.Resource], n.Node.Name)
 			}
+		case len(n.Volumes) > 0:
+			v := n.Volumes[0]
+			if volumeNodes[v] == nil {
+				volumeOrder = append(volumeOrder, v)
+			}
+			volumeNodes[v] = append(volumeNodes[v], n.Node.Name)
 		default:
 			fits = append(fits, n.Node.Name)
 		}
 	}
-	var parts []string
 	if len(selector) > 0 {
 		parts = append(parts, fmt.Sprintf("%d not matching its node selector/affinity", len(selector)))
 	}
@@ -443,11 +475,10 @@ func (f *Fit) Summary() string {
 			}
 		}
 	}
-	head := fmt.Sprintf("%d/%d nodes can take it", len(fits), len(f.Nodes))
-	if len(parts) == 0 {
-		return head
+	for _, v := range volumeOrder {
+		parts = append(parts, fmt.Sprintf("%d outside the %s of %s (%s: %s)", len(volumeNodes[v]), v.Source, v.Name(), v.Want, examples(volumeNodes[v])))
 	}
-	return head + ": " + strings.Join(parts, ", ")
+	return fits, parts
 }
 
 // Soonest is the single change that frees a node soonest, in this order:
@@ -461,7 +492,7 @@ func (f *Fit) Soonest() string {
 	var shortOnly []*NodeFit
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
-		if n.SelectorMismatch || n.Fits() {
+		if n.SelectorMismatch || n.Fits() || len(n.Volumes) > 0 {
 			continue
 		}
 		switch {
@@ -583,6 +614,8 @@ func (f *Fit) Cause() string {
 	switch {
 	case len(f.Nodes) == 0:
 		causes = append(causes, "the cluster has no node")
+	case len(f.VolumeNowhere) > 0:
+		causes = append(causes, f.VolumeNowhere...)
 	case matching == 0:
 		c := "no node matches its node selector/affinity"
 		if len(f.AbsentLabels) > 0 {
@@ -597,4 +630,38 @@ func (f *Fit) Cause() string {
 		causes = append(causes, c)
 	}
 	return strings.Join(causes, "; ")
+}
+
+// volumeNowhere: each volume restriction that no node meets at all, or
+// none of the nodes the pod's selector allows ("its volume pv-a (claim
+// data) has node affinity topology.kubernetes.io/zone=eu-west-1c: no node
+// is there (nodes have ...)").
+func volumeNowhere(f *Fit, nodes []corev1.Node) []string {
+	selectable := false
+	for i := range f.Nodes {
+		selectable = selectable || !f.Nodes[i].SelectorMismatch
+	}
+	var out []string
+	for v := range f.Volumes {
+		vt := &f.Volumes[v]
+		some, allowed := false, false
+		for i := range f.Nodes {
+			n := &f.Nodes[i]
+			if slices.Contains(n.Volumes, vt) {
+				continue
+			}
+			some = true
+			allowed = allowed || !n.SelectorMismatch
+		}
+		switch {
+		case len(f.Nodes) == 0:
+		case !some:
+			out = append(out, fmt.Sprintf("its %s can only be used on nodes with %s (%s), and no node is there (%s)",
+				vt.Name(), vt.Want, vt.Source, NodesHave(vt.Keys, nodes)))
+		case !allowed && selectable:
+			out = append(out, fmt.Sprintf("no node fits both its node selector/affinity and the %s of its %s (%s)",
+				vt.Source, vt.Name(), vt.Want))
+		}
+	}
+	return out
 }
