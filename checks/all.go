@@ -42,5 +42,6 @@ func All() []*doctor.Check {
 		ServiceTargetPort,
 		DeprecatedAPIs,
 		ReplicaFailure,
+		ClusterOperators,
 	}
 }

@@ -21,10 +21,11 @@ var RuntimeSocket = &doctor.Check{
 	Name:     "runtime-socket",
 	Severity: doctor.Warning,
 	Origin:   "VPC CNI #714",
-	// Pods of a controller that was not read are not judged (their
-	// template is the controller's): the result names the missing kinds.
-	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods, snapshot.ReplicaSets, snapshot.Deployments, snapshot.DaemonSets},
-	Optional: []snapshot.Resource{snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs},
+	// Controllers give the templates a fix changes; pods whose controller
+	// is not in the input (a must-gather or kubectl output holding pods
+	// only) are judged from their own spec, grouped by controller.
+	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods},
+	Optional: []snapshot.Resource{snapshot.ReplicaSets, snapshot.Deployments, snapshot.DaemonSets, snapshot.StatefulSets, snapshot.Jobs, snapshot.CronJobs},
 	Run:      runRuntimeSocket,
 	Doc: `Workloads mounting a container-runtime socket their nodes do not serve, and every workload with runtime access
 
@@ -53,6 +54,12 @@ when its path (cleaned) ends in ` + "`docker.sock`, `cri-dockerd.sock`, `dockers
 ` + "`/var/run/crio`" + ` — or ` + "`/run`, `/var/run`" + `, which hold every runtime's socket and so
 never mismatch. Broader mounts (` + "`/`, `/var`" + `) and the runtimes' data directories
 (` + "`/var/lib/containerd`" + `...) are not counted: they are a different concern.
+
+A pod whose controller is not in the input (a capture of pods without their
+DaemonSets or ReplicaSets, a must-gather's per-pod files, a controller of a
+kind not read) is judged from its own spec, one workload per controller,
+on the nodes its pods are bound to; the finding says so. A mirror pod (a
+static pod, controlled by its Node) is judged on its node.
 
 The nodes a workload runs or would run on: for a DaemonSet, the nodes that
 match its ` + "`nodeSelector`" + ` and required node affinity and whose NoSchedule/NoExecute
@@ -159,6 +166,10 @@ func (k socketKind) serves(runtime, kubeletVersion string) bool {
 	return false
 }
 
+// templateKinds are the controllers whose pod template is at
+// /spec/template/spec, which the remediation patches.
+var templateKinds = map[string]bool{"Deployment": true, "DaemonSet": true, "StatefulSet": true, "ReplicaSet": true, "ReplicationController": true, "Job": true}
+
 // runtimeSocketPath is where each runtime serves the socket agents should use.
 var runtimeSocketPath = map[string]string{
 	"containerd": "/run/containerd/containerd.sock",
@@ -176,6 +187,10 @@ type runtimeMount struct {
 type socketWorkload struct {
 	*kube.Workload
 	mounts []runtimeMount
+	// fromPods: the controller is not in the input; Spec is one of its
+	// pods' (a mirror pod's own, for a static pod).
+	fromPods bool
+	static   bool
 }
 
 func (w *socketWorkload) key() string { return w.Ref.Kind + "/" + w.Ref.Namespace + "/" + w.Ref.Name }
@@ -221,6 +236,37 @@ func socketWorkloads(s *snapshot.Snapshot) []*socketWorkload {
 			out = append(out, &socketWorkload{Workload: w, mounts: mounts})
 		}
 	}
+	// Pods whose controller is not in the input: the pod's spec is the
+	// template's (as far as volumes go), one workload per controller.
+	own := kube.OwnersOf(s)
+	seen := map[string]bool{}
+	for _, pod := range s.Pods() {
+		top, ok := own.Top(pod)
+		if !ok || top.Spec != nil || terminal(pod) {
+			continue // a bare pod, or a listed controller: judged above
+		}
+		mounts := runtimeMounts(&pod.Spec)
+		if len(mounts) == 0 {
+			continue
+		}
+		w := &socketWorkload{Workload: &kube.Workload{Ref: top.Ref, Meta: &pod.ObjectMeta, Spec: &pod.Spec, SpecPath: "/spec/template/spec", Object: pod},
+			mounts: mounts, fromPods: true}
+		if top.Ref.Kind == "ReplicaSet" {
+			// A Deployment's ReplicaSet is named after it and the template's hash.
+			if hash := pod.Labels["pod-template-hash"]; hash != "" && strings.HasSuffix(top.Ref.Name, "-"+hash) {
+				w.Ref = doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: pod.Namespace, Name: strings.TrimSuffix(top.Ref.Name, "-"+hash)}
+			}
+		}
+		if top.Ref.Kind == "Node" { // a mirror pod: its spec is a manifest on the node
+			w.Workload = &kube.Workload{Ref: kube.Ref("v1", "Pod", &pod.ObjectMeta), Meta: &pod.ObjectMeta, Spec: &pod.Spec, SpecPath: "/spec", Object: pod}
+			w.static = true
+		}
+		if seen[w.key()] {
+			continue
+		}
+		seen[w.key()] = true
+		out = append(out, w)
+	}
 	return out
 }
 
@@ -259,7 +305,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 		var targets []*corev1.Node
 		how := "it can be scheduled on"
 		switch {
-		case w.Daemon():
+		case w.Daemon() && !w.fromPods:
 			how = "it targets"
 			pl := kube.NewPlacement(w.Spec, true)
 			for i := range nodeList {
@@ -386,6 +432,9 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 	if socketType {
 		msg += "; its hostPath type is Socket, so its pods fail to mount it and never start there"
 	}
+	if w.fromPods && !w.static {
+		msg += fmt.Sprintf(" (judged from its pods: the %s is not in the input)", w.Ref.Kind)
+	}
 
 	// The runtime most of the unserved nodes run is the one to mount.
 	target := ""
@@ -412,11 +461,16 @@ func reportSocketMismatch(p *doctor.Pass, w *socketWorkload, targets []*corev1.N
 		text += ", and point the agent at it with a CRI (crictl-compatible) client: a Docker API client cannot talk to " + target
 	}
 	var fix doctor.Remediation
-	switch w.Ref.Kind {
-	case "Pod":
+	switch {
+	case w.static:
+		fix = doctor.Remediation{Text: "a static pod's spec is a manifest file on its node (the kubelet's staticPodPath, usually /etc/kubernetes/manifests): " + text + " there; the kubelet recreates the pod"}
+	case w.fromPods && !templateKinds[w.Ref.Kind]:
+		fix = doctor.Remediation{Text: fmt.Sprintf("in the pod template of %s %s (not in the input; a %s), %s", w.Ref.Kind, w.Ref.Name, w.Ref.APIVersion, text),
+			Command: fmt.Sprintf("kubectl get %s %s -n %s -o yaml", strings.ToLower(w.Ref.Kind), w.Ref.Name, ns)}
+	case w.Ref.Kind == "Pod":
 		fix = doctor.Remediation{Text: "a pod's volumes cannot change: recreate it with the right socket; " + text,
 			Command: fmt.Sprintf("kubectl get pod %s -n %s -o yaml | sed 's#%s#%s#' | kubectl replace --force -f -", w.Ref.Name, ns, m.path, want)}
-	case "Job":
+	case w.Ref.Kind == "Job":
 		fix = doctor.Remediation{Text: "a Job's pod template cannot change: in the manifest it came from, " + text + "; then delete the Job and create it again",
 			Command: fmt.Sprintf("kubectl delete job %s -n %s", w.Ref.Name, ns)}
 	default:

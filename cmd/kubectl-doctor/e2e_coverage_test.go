@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +64,14 @@ func writeList(t *testing.T, path, apiVersion, kind string, items []unstructured
 // the live admin scan reports for Deployments, DaemonSets and bare pods —
 // though the captures lack StatefulSets, Jobs, ControllerRevisions and
 // EndpointSlices — and says which checks did not run.
+// maskDigits hides what moves between two reads of a live cluster (ages,
+// restart and pod counts), as findingKeys does.
+func maskDigits(s string) string {
+	return digitsRE.ReplaceAllString(durationsRE.ReplaceAllString(s, "D"), "N")
+}
+
+var durationsRE, digitsRE = regexp.MustCompile(`\b(\d+[hms])+\b`), regexp.MustCompile(`\d+`)
+
 func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 	needCluster(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", scenarios.Kubeconfig)
@@ -105,8 +115,16 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 	getFile := filepath.Join(t.TempDir(), "get.json")
 	writeList(t, getFile, "v1", "", getAll) // kind "List", as kubectl get of several kinds writes
 
-	for name, input := range map[string]string{"cluster-info dump": dumpDir, "kubectl get -o json": getFile} {
+	// And with our own dump, which holds every read: the same causes for
+	// every workload kind, with full coverage.
+	ownDump := filepath.Join(t.TempDir(), "snapshot.yaml.gz")
+	if d := runDoctor(t, scenarios.Kubeconfig, "dump", "-o", ownDump); d.code != 0 {
+		t.Fatalf("dump: exit %d: %s", d.code, d.stderr)
+	}
+
+	for name, input := range map[string]string{"cluster-info dump": dumpDir, "kubectl get -o json": getFile, "kubectl doctor dump": ownDump} {
 		t.Run(name, func(t *testing.T) {
+			full := name == "kubectl doctor dump"
 			r := runDoctor(t, "/nonexistent", "--from", input, "-o", "json", "--fail-on", "never")
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -129,7 +147,7 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 			}
 			compared := 0
 			for _, f := range live.Findings {
-				if f.Check != "workload-pods" || (f.Object.Kind != "Deployment" && f.Object.Kind != "DaemonSet" && f.Object.Kind != "Pod") {
+				if f.Check != "workload-pods" || !full && (f.Object.Kind != "Deployment" && f.Object.Kind != "DaemonSet" && f.Object.Kind != "Pod") {
 					continue
 				}
 				if name == "kubectl get -o json" && f.Object.Kind == "DaemonSet" {
@@ -141,6 +159,16 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 					t.Errorf("live finding missing from the capture: %s %s: %s", key, f.Cause, f.Message)
 				} else if g.Severity != f.Severity && !noEvents {
 					t.Errorf("%s: %s from the capture, %s live", key, g.Severity, f.Severity)
+				} else if full && maskDigits(g.Message) != maskDigits(f.Message) {
+					t.Errorf("%s: from the dump %q, live %q", key, g.Message, f.Message)
+				}
+			}
+			if full {
+				// Nothing the live scan does not report either.
+				for _, f := range rep.Findings {
+					if f.Check == "workload-pods" && !slices.ContainsFunc(live.Findings, func(l doctor.Finding) bool { return keyOf(l) == keyOf(f) }) {
+						t.Errorf("a finding of the dump the live scan does not make: %s: %s", keyOf(f), f.Message)
+					}
 				}
 			}
 			if compared == 0 {
@@ -149,6 +177,13 @@ func TestCapturesReportTheLiveWorkloadCauses(t *testing.T) {
 			status := map[string]doctor.CheckResult{}
 			for _, c := range rep.Checks {
 				status[c.Name] = c
+			}
+			if full {
+				if c := status["workload-pods"]; c.Coverage != doctor.CoverageFull {
+					t.Errorf("workload-pods from the dump: %+v, want full coverage", c)
+				}
+				t.Logf("%d live workload-pods findings found in the dump", compared)
+				return
 			}
 			if c := status["workload-pods"]; c.Coverage != doctor.CoveragePartial || len(c.Missing) == 0 {
 				t.Errorf("workload-pods: %+v, want partial coverage naming what it ran without", c)

@@ -340,7 +340,7 @@ func (o *ScanOptions) scanContextCost(ctx context.Context, name string, errOut i
 // capture time.
 func (o *ScanOptions) scanCapture(ctx context.Context, name, path string, errOut io.Writer) (*doctor.Report, error) {
 	start := time.Now()
-	res, err := offline.Load(path, offline.Options{Namespace: o.offline.namespace})
+	res, err := offline.Load(path, offline.Options{Namespace: o.offline.namespace, KeepGoing: o.offline.KeepGoing})
 	if err != nil {
 		var ie *offline.InputError
 		if errors.As(err, &ie) {
@@ -354,6 +354,9 @@ func (o *ScanOptions) scanCapture(ctx context.Context, name, path string, errOut
 	}
 	printInputSummary(errOut, path, res, now)
 	r := o.runChecks(ctx, res.Snapshot, now, start.Add(o.cluster.Timeout), name)
+	if u := unreadableLines(res); len(u) > 0 {
+		r.SetUnreadable(u)
+	}
 	source := path
 	if res.Header != nil && res.Header.Server != "" {
 		source = res.Header.Server

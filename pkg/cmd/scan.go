@@ -121,6 +121,9 @@ func (o *ScanOptions) Validate() error {
 	if len(o.checks) == 0 {
 		return usageError("--check/--skip: %v", doctor.ErrNoChecks)
 	}
+	if o.offline.KeepGoing && o.offline.From == "" {
+		return usageError("--keep-going: only with --from (a live scan never stops at a failed read)")
+	}
 	if err := o.validateFleet(); err != nil {
 		return err
 	}
@@ -164,6 +167,9 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	checkCtx, cancelChecks := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancelChecks()
 	r := doctor.Run(checkCtx, snap, o.checks, now)
+	if len(o.offline.unreadable) > 0 {
+		r.SetUnreadable(o.offline.unreadable)
+	}
 	if o.MemProfile != "" {
 		if err := writeHeapProfile(o.MemProfile); err != nil {
 			return &exitError{Code: ExitError, Err: err}

@@ -27,8 +27,14 @@ type offlineOptions struct {
 	// MaxDocument and MaxInput bound what --from reads (untrusted input):
 	// one document, and the whole input decompressed.
 	MaxDocument, MaxInput string
+	// KeepGoing passes over files of the input that do not parse: they
+	// are listed as unreadable and make the scan incomplete (exit 2 unless
+	// --allow-incomplete) instead of stopping it.
+	KeepGoing bool
 	// namespace is -n, read from the flag itself: no kubeconfig is loaded.
 	namespace string
+	// unreadable are the files KeepGoing passed over, for the report.
+	unreadable []string
 }
 
 func (o *offlineOptions) addFlags(fs *pflag.FlagSet) {
@@ -36,6 +42,17 @@ func (o *offlineOptions) addFlags(fs *pflag.FlagSet) {
 		"'kubectl cluster-info dump' output, 'kubectl get -o yaml|json' output, a directory of them, or a support bundle (- reads stdin)")
 	fs.StringVar(&o.MaxDocument, "max-document-size", "1Gi", "With --from: the largest JSON value or YAML document read (a List counts as one)")
 	fs.StringVar(&o.MaxInput, "max-input-size", "16Gi", "With --from: the most bytes read from the input, decompressed")
+	fs.BoolVar(&o.KeepGoing, "keep-going", false, "With --from: pass over files of a capture directory or archive that do not parse, list them as unreadable "+
+		"and scan the rest; the scan is then incomplete (exit 2 unless --allow-incomplete)")
+}
+
+// unreadableLines are the files a load passed over, as reports list them.
+func unreadableLines(res *offline.Result) []string {
+	var out []string
+	for _, u := range res.Stats.Unreadable {
+		out = append(out, u.String())
+	}
+	return out
 }
 
 // complete takes -n from its flag; unlike a live scan it reads no
@@ -71,7 +88,7 @@ func (o *ScanOptions) load(ctx context.Context, streams ioStreams, start time.Ti
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := offline.Load(o.offline.From, offline.Options{Namespace: o.offline.namespace, Stdin: o.In, MaxDocument: maxDoc, MaxInput: maxInput})
+	res, err := offline.Load(o.offline.From, offline.Options{Namespace: o.offline.namespace, Stdin: o.In, MaxDocument: maxDoc, MaxInput: maxInput, KeepGoing: o.offline.KeepGoing})
 	if err != nil {
 		var ie *offline.InputError
 		if errors.As(err, &ie) {
@@ -87,6 +104,7 @@ func (o *ScanOptions) load(ctx context.Context, streams ioStreams, start time.Ti
 		o.Now = res.Now
 	}
 	printInputSummary(streams.ErrOut, o.offline.From, res, o.Now)
+	o.offline.unreadable = unreadableLines(res)
 	return res.Snapshot, source, nil
 }
 
@@ -118,8 +136,14 @@ func printInputSummary(w io.Writer, from string, res *offline.Result, now time.T
 	if st.OutOfScope > 0 {
 		parts = append(parts, fmt.Sprintf("%s outside the namespace", doctor.Thousands(st.OutOfScope)))
 	}
+	if n := len(st.Unreadable); n > 0 {
+		parts = append(parts, fmt.Sprintf("%s unreadable, passed over (--keep-going)", doctor.Plural(n, "file", "files")))
+	}
 	sort.Strings(parts[1:])
 	fmt.Fprintf(w, "kubectl doctor: read %s: %s\n", report.Esc(from), report.Esc(strings.Join(parts, "; ")))
+	for _, u := range st.Unreadable {
+		fmt.Fprintf(w, "kubectl doctor: unreadable, passed over: %s\n", report.Esc(u.String()))
+	}
 	switch {
 	case res.Header != nil:
 		fmt.Fprintf(w, "kubectl doctor: captured %s from %s (%s) by kubectl-doctor %s; ages are as of the capture\n",

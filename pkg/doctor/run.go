@@ -121,11 +121,21 @@ func (r *Report) assess() {
 			r.Incomplete = append(r.Incomplete, Missing{Check: c.Name, Reason: c.Reason})
 		}
 	}
+	for _, u := range r.Unreadable {
+		r.Incomplete = append(r.Incomplete, Missing{Reason: "unreadable input: " + u})
+	}
 	if r.Summary.Passed+r.Summary.Failed == 0 {
 		r.Incomplete = append(r.Incomplete, Missing{Reason: fmt.Sprintf("no check could run: %d of %d skipped, %d errored",
 			r.Summary.Skipped, len(r.Checks)-r.Summary.Disabled, r.Summary.Errors)})
 	}
 	r.Complete = len(r.Incomplete) == 0
+}
+
+// SetUnreadable records the input files that could not be read
+// (--keep-going) and reassesses the report: it is incomplete.
+func (r *Report) SetUnreadable(files []string) {
+	r.Unreadable = files
+	r.assess()
 }
 
 // IncompleteSummary is one line naming what an incomplete scan misses and
@@ -135,12 +145,11 @@ func (r *Report) IncompleteSummary() string {
 	if r.Complete {
 		return ""
 	}
-	var reasons []string
+	var reasons, general []string
 	byReason := map[string][]string{}
-	noneRan := ""
 	for _, m := range r.Incomplete {
 		if m.Check == "" {
-			noneRan = m.Reason
+			general = append(general, m.Reason)
 			continue
 		}
 		if _, ok := byReason[m.Reason]; !ok {
@@ -152,15 +161,10 @@ func (r *Report) IncompleteSummary() string {
 	for _, reason := range reasons {
 		parts = append(parts, strings.Join(byReason[reason], ", ")+": "+reason)
 	}
-	if noneRan != "" {
-		parts = append([]string{noneRan}, parts...)
-	}
-	errored := len(r.Incomplete)
-	if noneRan != "" {
-		errored--
-	}
+	parts = append(general, parts...)
+	errored := len(r.Incomplete) - len(general)
 	head := fmt.Sprintf("incomplete scan: %s of %d could not run", Plural(errored, "check", "checks"), len(r.Checks)-r.Summary.Disabled)
-	if noneRan != "" && errored == 0 {
+	if errored == 0 {
 		head = "incomplete scan"
 	}
 	const most = 3
@@ -259,6 +263,10 @@ type Report struct {
 	// scan complete as long as another check ran. Incomplete says why.
 	Complete   bool      `json:"complete"`
 	Incomplete []Missing `json:"incomplete,omitempty"`
+	// Unreadable lists the input files (--from with --keep-going) that
+	// did not parse and were passed over, each "FILE (resource): error":
+	// each makes the scan incomplete, since anything may be in it.
+	Unreadable []string `json:"unreadable,omitempty"`
 	// Requests counts the reads the scan sent to the API server, a retried
 	// read once; Retries counts the extra requests retries took.
 	Requests int `json:"requests"`

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // newest is the latest time an input's objects record. Inputs other than
@@ -78,6 +80,14 @@ func (n *newest) see(obj runtime.Object) {
 			n.at(c.LastTransitionTime)
 		}
 	case *apiregistrationv1.APIService:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *snapshot.ClusterOperator: // operators restamp their conditions as they change
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *snapshot.ClusterVersion:
 		for _, c := range o.Status.Conditions {
 			n.at(c.LastTransitionTime)
 		}

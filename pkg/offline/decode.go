@@ -42,6 +42,9 @@ type Stats struct {
 	// Duplicates counts objects read a second time (same resource,
 	// namespace and name) and filed once.
 	Duplicates int
+	// Unreadable lists the files passed over with --keep-going because
+	// they do not parse.
+	Unreadable []Unreadable
 }
 
 func newStats() *Stats {
@@ -54,7 +57,13 @@ type InputError struct {
 	File string
 	Doc  int
 	Msg  string
+	// Err is the cause when it matters to the caller (a size limit, which
+	// is never passed over).
+	Err error
 }
+
+// Unwrap is the cause, if kept.
+func (e *InputError) Unwrap() error { return e.Err }
 
 func (e *InputError) Error() string {
 	if e.Doc == 0 {
@@ -76,6 +85,8 @@ type decoder struct {
 	header *Header // the dump header, once read
 	limits *limits
 	seen   map[dedupeKey]bool
+	// keepGoing passes over files that do not parse (Options.KeepGoing).
+	keepGoing bool
 	// finished is the dump's end of capture, when it records one.
 	finished time.Time
 }
@@ -121,7 +132,7 @@ func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
 			if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
 				break
 			} else if le, ok := limitError(err); ok {
-				return st.fail(le.Error())
+				return &InputError{File: st.name, Doc: st.doc, Msg: le.Error(), Err: le}
 			} else if err != nil {
 				return st.fail(fmt.Sprintf("not valid JSON: %v", jsonErr(err)))
 			}
@@ -142,7 +153,7 @@ func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
 				break
 			}
 			if le, ok := limitError(err); ok {
-				return st.fail(le.Error())
+				return &InputError{File: st.name, Doc: st.doc, Msg: le.Error(), Err: le}
 			}
 			if err != nil {
 				return st.fail(fmt.Sprintf("not valid YAML: %v", err))

@@ -33,6 +33,34 @@ type Options struct {
 	// MaxDocument and MaxInput bound one document and the whole input,
 	// decompressed (0: DefaultMaxDocument, DefaultMaxInput).
 	MaxDocument, MaxInput int64
+	// KeepGoing (--keep-going) passes over a file of a directory or
+	// archive that does not parse instead of failing the load: it is
+	// listed in Stats.Unreadable, and the resource its path says it holds
+	// is marked failed (its checks error: the scan is incomplete). Size
+	// limits, archive damage and a single broken file or stream still fail.
+	KeepGoing bool
+}
+
+// Unreadable is a file of the input that could not be parsed and was
+// passed over (Options.KeepGoing).
+type Unreadable struct {
+	// File is the file as messages name it (ARCHIVE:MEMBER in an archive).
+	File string `json:"file"`
+	// Error is the one-line parse error, naming the file and document.
+	Error string `json:"error"`
+	// Resource is what the file's path says it holds ("pods",
+	// "clusteroperators.config.openshift.io"), "" when its path does not
+	// say: then anything may be missing.
+	Resource string `json:"resource,omitempty"`
+}
+
+// String is one line for reports: "FILE (pods): document 3: not valid YAML: ...".
+func (u Unreadable) String() string {
+	msg := strings.TrimPrefix(u.Error, u.File+": ")
+	if u.Resource != "" {
+		return fmt.Sprintf("%s (%s): %s", u.File, u.Resource, msg)
+	}
+	return fmt.Sprintf("%s: %s", u.File, msg)
 }
 
 // Formats a Result may report.
@@ -61,7 +89,7 @@ type Result struct {
 // bundle), or a .tar.gz support bundle; "-" reads opts.Stdin. Broken input
 // is an *InputError naming the file and what is wrong.
 func Load(p string, opts Options) (*Result, error) {
-	d := &decoder{b: snapshot.NewBuilder(Absent), stats: newStats(), ns: opts.Namespace, limits: newLimits(opts)}
+	d := &decoder{b: snapshot.NewBuilder(Absent), stats: newStats(), ns: opts.Namespace, limits: newLimits(opts), keepGoing: opts.KeepGoing}
 	t := &tree{d: d}
 	var err error
 	switch fi, statErr := os.Stat(p); {
@@ -117,12 +145,11 @@ func Load(p string, opts Options) (*Result, error) {
 // plain directory of objects it is an error.
 type tree struct {
 	d             *decoder
-	bundle        bool   // saw a cluster-resources or cluster-scoped-resources directory
-	pending       error  // the first error outside those directories
-	pendingFiles  int    // files that error concerns, skipped if this is a bundle
-	serverVersion string // from a bundle's cluster-info/cluster_version.json
-	otherFiles    int    // logs and other files that are not JSON or YAML
-	inArchive     bool   // reading a tar archive, whose reader is limited already
+	bundle        bool    // saw a cluster-resources or cluster-scoped-resources directory
+	pending       []error // errors of files outside those directories whose path names no resource: skipped if this is a bundle
+	serverVersion string  // from a bundle's cluster-info/cluster_version.json
+	otherFiles    int     // logs and other files that are not JSON or YAML
+	inArchive     bool    // reading a tar archive, whose reader is limited already
 }
 
 // markers are the directories that make a tree a support bundle
@@ -279,29 +306,54 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 	if _, ok := limitError(err); ok {
 		return err // never skipped: a size limit is not a redaction
 	}
-	if err != nil && inMarker >= 0 && !t.readsResource(parts[inMarker+1:]) {
+	if err == nil {
+		return nil
+	}
+	if r, ok := resourceOfFile(parts); ok {
+		// A file of a resource checks read must be valid, in a bundle too:
+		// dropping it would judge the cluster on part of its objects.
+		return t.unreadable(err, r, true)
+	}
+	if inMarker >= 0 {
 		// Custom resources, CRDs, RBAC, redacted copies: no check reads
 		// them, and redaction may leave them invalid.
 		t.d.stats.NotObjects++
 		return nil
 	}
-	if err != nil && inMarker < 0 {
-		// Outside a bundle's resource directories: fatal only if this
-		// turns out not to be a bundle.
-		if t.pending == nil {
-			t.pending = err
-		}
-		t.pendingFiles++
-		return nil
+	// Outside a bundle's resource directories: fatal only if this turns
+	// out not to be a bundle.
+	t.pending = append(t.pending, err)
+	return nil
+}
+
+// unreadable handles a file that does not parse: the error, or with
+// --keep-going a listed unreadable file whose resource (when its path
+// names one) is marked failed, so that no check judges it from part of
+// its objects and the scan is incomplete.
+func (t *tree) unreadable(err error, r snapshot.Resource, known bool) error {
+	var ie *InputError
+	if !t.d.keepGoing || !errors.As(err, &ie) {
+		return err
 	}
-	return err
+	u := Unreadable{File: ie.File, Error: ie.Error()}
+	if known {
+		u.Resource = r.String()
+		t.d.b.Fail(r, "unreadable in the input: "+ie.Error(), false)
+	}
+	t.d.stats.Unreadable = append(t.d.stats.Unreadable, u)
+	return nil
 }
 
 func (t *tree) finish(p string) error {
-	if t.pending != nil && !t.bundle {
-		return t.pending
+	if len(t.pending) > 0 && !t.bundle {
+		for _, err := range t.pending {
+			if err := t.unreadable(err, snapshot.Resource{}, false); err != nil {
+				return err
+			}
+		}
+	} else {
+		t.d.stats.NotObjects += len(t.pending)
 	}
-	t.d.stats.NotObjects += t.pendingFiles
 	if t.d.header == nil && t.d.b.Empty() {
 		return &InputError{File: p, Msg: "holds no Kubernetes objects"}
 	}
@@ -326,13 +378,42 @@ func (t *tree) clusterVersion(display string, open func() (io.ReadCloser, error)
 	return nil
 }
 
-// readsResource says whether a file of a bundle's cluster-resources (parts:
-// its path below that directory) holds a resource some check reads: only
-// those must be valid.
-func (t *tree) readsResource(parts []string) bool {
-	name := strings.TrimSuffix(parts[0], path.Ext(parts[0]))
-	_, ok := bundleDirs[name]
-	return ok
+// resourceOfFile is the resource a capture file holds, read from its path
+// (slash-separated parts): a file named after it (nodes.json, core/pods.yaml,
+// a support bundle's pvcs.json), a file in a directory named after it
+// (cluster-resources/pods/NS.json, cluster-scoped-resources/core/nodes/N.yaml,
+// config.openshift.io/clusteroperators/NAME.yaml), a must-gather's per-pod
+// copy (pods/NAME/NAME.yaml) or namespace (namespaces/NS/NS.yaml). False
+// when the path names no resource checks read.
+func resourceOfFile(parts []string) (snapshot.Resource, bool) {
+	named := func(name string) (snapshot.Resource, bool) {
+		if r, ok := snapshot.ForResource(name); ok {
+			return r, true
+		}
+		r, ok := bundleDirs[name]
+		return r, ok
+	}
+	n := len(parts)
+	base := parts[n-1]
+	base = strings.TrimSuffix(base, path.Ext(base))
+	if strings.HasSuffix(base, "-errors") {
+		return snapshot.Resource{}, false
+	}
+	if r, ok := named(base); ok {
+		return r, true
+	}
+	if n >= 3 && parts[n-2] == base {
+		switch parts[n-3] {
+		case "pods":
+			return snapshot.Pods, true
+		case "namespaces":
+			return snapshot.Namespaces, true
+		}
+	}
+	if n >= 2 {
+		return named(parts[n-2])
+	}
+	return snapshot.Resource{}, false
 }
 
 // bundleDirs maps the file and directory names of a troubleshoot.sh bundle's

@@ -98,6 +98,14 @@ func (s *Snapshot) Err(r Resource) error {
 	if err, ok := s.errs[r]; ok {
 		return err
 	}
+	if r.Kind == "Event" {
+		// An input that failed to hold its events (a bundle's
+		// events-errors.json, an unreadable events file) failed every
+		// event read, whatever its field selector.
+		if err, ok := s.errs[allEvents]; ok {
+			return err
+		}
+	}
 	if r.Path != "" {
 		if s.metrics == nil {
 			return &ListError{Resource: r, Reason: s.absentReason(r, "not read by this scan"), Skip: true, Cause: CauseAbsent}

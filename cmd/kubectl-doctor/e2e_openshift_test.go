@@ -1,0 +1,191 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
+)
+
+// The two OpenShift kinds cluster-operators reads, as CRDs that keep every
+// field (OpenShift installs them with full schemas; the API server serves
+// them the same way: JSON, a status subresource, cluster-scoped).
+const openShiftCRDs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clusteroperators.config.openshift.io}
+spec:
+  group: config.openshift.io
+  scope: Cluster
+  names: {kind: ClusterOperator, listKind: ClusterOperatorList, plural: clusteroperators, singular: clusteroperator, shortNames: [co]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clusterversions.config.openshift.io}
+spec:
+  group: config.openshift.io
+  scope: Cluster
+  names: {kind: ClusterVersion, listKind: ClusterVersionList, plural: clusterversions, singular: clusterversion}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+const openShiftObjects = `apiVersion: config.openshift.io/v1
+kind: ClusterOperator
+metadata: {name: e2e-ingress}
+status:
+  conditions:
+  - {type: Available, status: "False", reason: IngressUnavailable, message: 'The "default" ingress controller reports Available=False', lastTransitionTime: "${NOW-2h}"}
+  - {type: Degraded, status: "True", reason: IngressDegraded, message: 'PodsScheduled=False', lastTransitionTime: "${NOW-2h}"}
+  relatedObjects:
+  - {group: "", resource: namespaces, name: openshift-ingress-operator}
+  versions:
+  - {name: operator, version: 4.14.3}
+---
+apiVersion: config.openshift.io/v1
+kind: ClusterOperator
+metadata: {name: e2e-dns}
+status:
+  conditions:
+  - {type: Available, status: "True", reason: AsExpected, lastTransitionTime: "${NOW-2h}"}
+  - {type: Degraded, status: "False", reason: AsExpected, lastTransitionTime: "${NOW-2h}"}
+---
+apiVersion: config.openshift.io/v1
+kind: ClusterVersion
+metadata: {name: version}
+status:
+  desired: {version: 4.14.3}
+  history:
+  - {state: Partial, version: 4.14.3}
+  conditions:
+  - {type: Failing, status: "True", reason: ClusterOperatorNotAvailable, message: Cluster operator e2e-ingress is not available, lastTransitionTime: "${NOW-1h}"}
+  - {type: Available, status: "True", lastTransitionTime: "${NOW-2h}"}
+`
+
+// TestClusterOperatorsLive: where the API server serves config.openshift.io
+// (installed here as CRDs), the live scan reads ClusterOperators and the
+// ClusterVersion and reports the unavailable operator in its own words, as
+// a dump of the cluster does; where it does not (every other test), the
+// check passes with nothing to judge.
+func TestClusterOperatorsLive(t *testing.T) {
+	needCluster(t)
+	ctx := context.Background()
+	cfg, err := clientcmd.BuildConfigFromFlags("", scenarios.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not served yet: passes, nothing missing.
+	before := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "--check", "cluster-operators", "-o", "json", "--fail-on", "never").stdout)
+	if c := checkResult(before, "cluster-operators"); c.Status != doctor.StatusPassed || c.Coverage != doctor.CoverageFull {
+		t.Fatalf("cluster-operators on a cluster that is not OpenShift: %+v", c)
+	}
+
+	apply := func(body string) {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "01-objects.yaml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		if err := localcluster.LoadScenarios(ctx, cfg, []string{dir}, &log); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := func(want bool) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			rl, err := dc.ServerResourcesForGroupVersion("config.openshift.io/v1")
+			if !want {
+				return apierrors.IsNotFound(err), nil
+			}
+			return err == nil && len(rl.APIResources) >= 2, nil
+		})
+		if err != nil {
+			t.Fatalf("waiting for config.openshift.io/v1 served=%v: %v", want, err)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		for _, name := range []string{"clusteroperators.config.openshift.io", "clusterversions.config.openshift.io"} {
+			if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting %s: %v", name, err)
+			}
+		}
+		served(false) // the other tests scan a cluster that is not OpenShift
+	})
+	apply(openShiftCRDs)
+	served(true)
+	apply(openShiftObjects)
+
+	r := runDoctor(t, scenarios.Kubeconfig, "--check", "cluster-operators", "-o", "json", "--fail-on", "never")
+	rep := decodeReport(t, r.stdout)
+	if c := checkResult(rep, "cluster-operators"); c.Status != doctor.StatusFailed || c.Coverage != doctor.CoverageFull {
+		t.Errorf("cluster-operators on OpenShift: %+v", c)
+	}
+	want := []struct {
+		sev    doctor.Severity
+		object string
+		re     string
+	}{
+		{doctor.Critical, "ClusterOperator/e2e-ingress", `^cluster operator e2e-ingress is not available for 120m \(IngressUnavailable\): "The \\"default\\" ingress controller reports Available=False"; is degraded for 120m \(IngressDegraded\): "PodsScheduled=False" \(operator version 4\.14\.3\)$`},
+		{doctor.Info, "ClusterVersion/version", `^the cluster version operator updating to 4\.14\.3 fails to apply the release for 60m \(ClusterOperatorNotAvailable\): "Cluster operator e2e-ingress is not available"; the cause is the cluster operator reported here: e2e-ingress$`},
+	}
+	if len(rep.Findings) != len(want) {
+		t.Fatalf("%d findings, want %d: %+v", len(rep.Findings), len(want), rep.Findings)
+	}
+	for i, w := range want {
+		f := rep.Findings[i]
+		if f.Severity != w.sev || f.Object.Kind+"/"+f.Object.Name != w.object || !regexp.MustCompile(w.re).MatchString(f.Message) {
+			t.Errorf("finding %d: %s %s/%s: %s\nwant %s %s: %s", i, f.Severity, f.Object.Kind, f.Object.Name, f.Message, w.sev, w.object, w.re)
+		}
+	}
+	// The same from a dump of the cluster.
+	dump := filepath.Join(t.TempDir(), "snapshot.yaml")
+	if d := runDoctor(t, scenarios.Kubeconfig, "dump", "-o", dump); d.code != 0 {
+		t.Fatalf("dump: exit %d: %s", d.code, d.stderr)
+	}
+	off := decodeReport(t, runDoctor(t, "/nonexistent", "--from", dump, "--check", "cluster-operators", "-o", "json", "--fail-on", "never").stdout)
+	if got, want := findingKeys(off), findingKeys(rep); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("from the dump:\n%q\nlive:\n%q", got, want)
+	}
+}
+
+func checkResult(r doctor.Report, name string) doctor.CheckResult {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return doctor.CheckResult{}
+}

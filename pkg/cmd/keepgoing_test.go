@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+)
+
+// TestKeepGoing: a capture file that does not parse stops the scan with one
+// line naming it (exit 2); with --keep-going the rest is scanned, the file
+// is listed as unreadable input in the INCOMPLETE banner, the coverage and
+// the JSON, the checks of the resource it holds error, and the exit code is
+// 2 (the scan is incomplete) unless --allow-incomplete, then by findings.
+func TestKeepGoing(t *testing.T) {
+	src, err := os.ReadFile(podsAndReplicaSets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"capture/namespaces/shop/core/pods.yaml":   string(src),
+		"capture/namespaces/shop/core/events.yaml": "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Event, metadata: {name: e\n",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	capture := filepath.Join(dir, "capture")
+	broken := filepath.Join(capture, "namespaces", "shop", "core", "events.yaml")
+
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", capture}); code != ExitError || out.Len() != 0 ||
+		strings.TrimSpace(errOut.String()) != "error: --from "+broken+": document 1: not valid YAML: yaml: line 4: did not find expected ',' or '}'" {
+		t.Errorf("without --keep-going: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	streams, _, out, errOut = genericiooptions.NewTestIOStreams()
+	code := Execute(context.Background(), streams, []string{"--from", capture, "--keep-going", "--fail-on", "never"})
+	text := out.String()
+	if code != ExitError || !strings.Contains(errOut.String(), "1 file unreadable, passed over (--keep-going)") ||
+		!strings.Contains(errOut.String(), "kubectl doctor: unreadable, passed over: "+broken+" (events): document 1: not valid YAML") {
+		t.Errorf("--keep-going: exit %d, want 2; stderr:\n%s", code, errOut)
+	}
+	if !strings.HasPrefix(text, "INCOMPLETE: ") || !strings.Contains(strings.SplitN(text, "\n", 2)[0], "unreadable input: "+broken+" (events)") {
+		t.Errorf("no INCOMPLETE banner naming the file first:\n%s", text)
+	}
+	if !strings.Contains(text, "crash-looping") {
+		t.Errorf("the readable file's crash loop is not reported:\n%s", text)
+	}
+
+	streams, _, out, _ = genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", capture, "--keep-going", "--allow-incomplete", "-o", "json"}); code != ExitFindings {
+		t.Errorf("--keep-going --allow-incomplete with a crash loop: exit %d, want 1", code)
+	}
+	var r doctor.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Complete || len(r.Unreadable) != 1 || !strings.HasPrefix(r.Unreadable[0], broken+" (events): document 1: not valid YAML") {
+		t.Errorf("JSON: complete %v, unreadable %q", r.Complete, r.Unreadable)
+	}
+	listed := false
+	for _, m := range r.Incomplete {
+		listed = listed || m.Check == "" && strings.HasPrefix(m.Reason, "unreadable input: "+broken)
+	}
+	if !listed {
+		t.Errorf("JSON incomplete does not list the file: %+v", r.Incomplete)
+	}
+	// Checks that need events error (failed, not absent); those that only
+	// enrich with them run with partial coverage, cause "failed".
+	for _, c := range r.Checks {
+		for _, m := range c.Missing {
+			if strings.HasPrefix(m.Read, "events") && m.Cause != "failed" {
+				t.Errorf("%s: events %s, want failed", c.Name, m.Cause)
+			}
+		}
+		if c.Name == "workload-pods" && (c.Status != doctor.StatusFailed || c.Coverage != doctor.CoveragePartial) {
+			t.Errorf("workload-pods: %s %s", c.Status, c.Coverage)
+		}
+	}
+
+	streams, _, _, errOut = genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--keep-going"}); code != ExitError || !strings.Contains(errOut.String(), "--keep-going: only with --from") {
+		t.Errorf("--keep-going without --from: exit %d: %s", code, errOut)
+	}
+}
