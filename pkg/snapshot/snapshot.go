@@ -56,7 +56,19 @@ func newSnapshot() *Snapshot {
 
 // FromObjects builds a snapshot from objects in memory (fixtures, dumps).
 // Every known resource is present, possibly empty, as if listed successfully.
+// Objects are trimmed and shared exactly as a live scan keeps them.
 func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
+	return fromObjects(NewTrimmer(), objs)
+}
+
+// Untrimmed is FromObjects without trimming or sharing: every field as
+// given. It exists for the test that proves no check reads what Trim drops
+// (the same fixtures give byte-identical reports both ways).
+func Untrimmed(objs ...runtime.Object) (*Snapshot, error) {
+	return fromObjects(nil, objs)
+}
+
+func fromObjects(trim *Trimmer, objs []runtime.Object) (*Snapshot, error) {
 	s := newSnapshot()
 	byKind := map[string]Resource{}
 	s.metrics = map[string]*dto.MetricFamily{}
@@ -69,7 +81,6 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		s.lists[r] = l
 	}
 	items := map[Resource][]runtime.Object{}
-	trim := NewTrimmer()
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if kind == "" {
@@ -87,7 +98,9 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		if err := meta.SetList(s.lists[r], objs); err != nil {
 			return nil, fmt.Errorf("filing %s: %w", r, err)
 		}
-		trim.trimList(s.lists[r]) // exactly what a live scan keeps
+		if trim != nil {
+			trim.trimList(s.lists[r]) // exactly what a live scan keeps
+		}
 	}
 	s.pods = podPointers(s.lists[Pods])
 	return s, nil
