@@ -385,6 +385,14 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 	return c
 }
 
+// WithoutMemo returns a snapshot sharing s's lists without the indexes
+// checks derived from them (Memo): for benchmarks that measure a check's
+// whole cost, indexes included, on one loaded snapshot.
+func WithoutMemo(s *Snapshot) *Snapshot {
+	return &Snapshot{lists: s.lists, errs: s.errs, metrics: s.metrics, pods: s.pods, Namespace: s.Namespace,
+		ServerVersion: s.ServerVersion, absent: s.absent}
+}
+
 // podPointerList stands in the lists map for pods streamed as pointers, so
 // that Err and Metadata see them as listed.
 type podPointerList struct{ corev1.PodList }

@@ -144,16 +144,19 @@ func (s Shape) Node(i int) *corev1.Node {
 		}}
 }
 
-// Objects returns every object of the shape: namespaces, nodes, pods,
+// Objects returns every object of the shape: namespaces (each with its
+// default ServiceAccount), nodes, pods,
 // ReplicaSets, Jobs, Services, EndpointSlices and events.
 func (s Shape) Objects() []runtime.Object {
 	now := metav1.NewTime(Now)
 	var out []runtime.Object
-	for _, n := range []string{"storm", "pending"} {
-		out = append(out, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}})
-	}
+	names := []string{"storm", "pending"}
 	for i := range namespaces {
-		out = append(out, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns(i)}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}})
+		names = append(names, ns(i))
+	}
+	for _, n := range names {
+		out = append(out, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: n}})
 	}
 	for i := range s.Nodes {
 		out = append(out, s.Node(i))
