@@ -47,6 +47,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -111,6 +112,9 @@ func floor(kubeconfig string) error {
 		go func() {
 			defer wg.Done()
 			obj, err := floorRead(cfg, r)
+			if err != nil && r.Extension() && apierrors.IsNotFound(err) {
+				err = nil // an API this cluster does not serve (Gateway API): read, empty, as a scan takes it
+			}
 			if err != nil {
 				errs <- fmt.Errorf("%s: %w", r, err)
 				return
