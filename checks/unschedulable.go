@@ -93,6 +93,7 @@ func runUnschedulable(p *doctor.Pass) error {
 	nodes := p.Snapshot.Nodes()
 	own := kube.OwnersOf(p.Snapshot)
 	groups := map[string]*unschedGroup{}
+	causes := map[*kube.Fit]string{}
 	for _, pod := range p.Snapshot.Pods() {
 		start, cond, ok := kube.UnschedulableSince(pod)
 		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
@@ -105,7 +106,11 @@ func runUnschedulable(p *doctor.Pass) error {
 		if len(fit.UnboundClaims) > 0 || fit.OnlyFull() {
 			continue // pvc-pending, node-pod-capacity
 		}
-		cause := fit.Cause()
+		cause, known := causes[fit]
+		if !known { // pods of one template share their Fit (kube.Explain): judge it once
+			cause = fit.Cause()
+			causes[fit] = cause
+		}
 		o, hasOwner := own.Top(pod)
 		key := "bare|" + pod.Namespace + "|" + cause
 		if hasOwner {

@@ -93,6 +93,7 @@ func PodSpec(app string) corev1.PodSpec {
 // node-0000 (the storm), or Pending unschedulable, as hack/bench makes them.
 func (s Shape) Pod(i int) *corev1.Pod {
 	now := metav1.NewTime(Now)
+	created := metav1.NewTime(Now.Add(-time.Hour)) // pending for an hour: past every grace period
 	app := i % s.ReplicaSets
 	p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d-5d8f7c-%06d", app, i), Namespace: ns(app),
@@ -106,7 +107,7 @@ func (s Shape) Pod(i int) *corev1.Pod {
 		p.Namespace, p.Labels = "pending", map[string]string{"app": "pending"}
 		p.Name = fmt.Sprintf("pending-%04d", i)
 		p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: corev1.PodQOSBurstable, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-			Reason: "Unschedulable", Message: fmt.Sprintf("0/%d nodes are available: %d Insufficient cpu.", s.Nodes, s.Nodes), LastTransitionTime: now}}}
+			Reason: "Unschedulable", Message: fmt.Sprintf("0/%d nodes are available: %d Insufficient cpu.", s.Nodes, s.Nodes), LastTransitionTime: created}}}
 	case i >= s.Running:
 		p.Namespace, p.Labels = "storm", map[string]string{"app": "kube-cert-agent"}
 		p.Name = fmt.Sprintf("kube-cert-agent-%05d", i)
