@@ -94,12 +94,23 @@ func runUnschedulable(p *doctor.Pass) error {
 	own := kube.OwnersOf(p.Snapshot)
 	groups := map[string]*unschedGroup{}
 	causes := map[*kube.Fit]string{}
+	taintOnlyBySpec := map[string]bool{}
 	for _, pod := range p.Snapshot.Pods() {
 		start, cond, ok := kube.UnschedulableSince(pod)
 		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
 			continue
 		}
-		if _, taintOnly := kube.TaintBlocked(kube.NewPlacement(&pod.Spec, false), nodes); taintOnly {
+		// Pods of one template share a placement: judge it once per
+		// distinct spec, not once per pod (each is a walk over every node).
+		spec, err := pod.Spec.Marshal()
+		taintOnly, known := taintOnlyBySpec[string(spec)]
+		if err != nil || !known {
+			_, taintOnly = kube.TaintBlocked(kube.NewPlacement(&pod.Spec, false), nodes)
+			if err == nil {
+				taintOnlyBySpec[string(spec)] = taintOnly
+			}
+		}
+		if taintOnly {
 			continue // pending-taints
 		}
 		fit := kube.Explain(p.Snapshot, pod)
