@@ -81,7 +81,7 @@ func asServed(o runtime.Object) runtime.Object {
 	o = o.DeepCopyObject()
 	if m, err := meta.Accessor(o); err == nil {
 		m.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate,
-			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{}}}`)}}})
+			APIVersion: "v1", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:labels":{}}}`)}})
 		a := m.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}

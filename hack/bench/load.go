@@ -54,11 +54,6 @@ func shapeFor(pods, n int) shape {
 	return s
 }
 
-// loadCluster creates the default synthetic cluster (see loadShape).
-func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
-	return loadShape(ctx, cfg, shapeFor(runningPods+failedPods+pendingPods, nodes), log)
-}
-
 // loadShape creates a synthetic cluster of shape sh with parallel creates
 // (protobuf, no client-side rate limit), then writes the status of nodes and
 // pods.

@@ -20,7 +20,7 @@ func TestInPlaceProtobufDecodingMatchesClientGo(t *testing.T) {
 	}
 	objs := []runtime.Object{
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "a", Labels: map[string]string{"app": "x"},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:x":{}}`)}}}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:x":{}}`)}}},
 			Spec:   corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "i"}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Message: "ok"}},
 		&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}},
