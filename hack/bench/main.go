@@ -197,7 +197,9 @@ func run(runs int, doctorBin, dir string, keep bool) error {
 	}{
 		{"floor", floorAgent, func() *exec.Cmd { return exec.Command(self, "floor", c.Kubeconfig) }},
 		{"kubectl-doctor", "kubectl-doctor/", func() *exec.Cmd {
-			cmd := exec.Command(absDoctor, "-o", "json", "--fail-on", "never", "--stats")
+			// --timeout: the default minute is for an interactive scan; at
+			// 150,000 pods on a loaded machine the pod read alone can take it.
+			cmd := exec.Command(absDoctor, "-o", "json", "--fail-on", "never", "--stats", "--timeout", "10m")
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
 			return cmd
 		}},
