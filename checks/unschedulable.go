@@ -126,19 +126,35 @@ func runUnschedulable(p *doctor.Pass) error {
 	nodes := p.Snapshot.Nodes()
 	own := kube.OwnersOf(p.Snapshot)
 	groups := map[string]*unschedGroup{}
+	causes := map[*kube.Fit]string{}
+	taintOnlyBySpec := map[string]bool{}
 	for _, pod := range p.Snapshot.Pods() {
 		start, cond, ok := kube.UnschedulableSince(pod)
 		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
 			continue
 		}
-		if _, taintOnly := kube.TaintBlocked(kube.NewPlacement(&pod.Spec, false), nodes); taintOnly {
+		// Pods of one template share a placement: judge it once per
+		// distinct spec, not once per pod (each is a walk over every node).
+		spec, err := pod.Spec.Marshal()
+		taintOnly, known := taintOnlyBySpec[string(spec)]
+		if err != nil || !known {
+			_, taintOnly = kube.TaintBlocked(kube.NewPlacement(&pod.Spec, false), nodes)
+			if err == nil {
+				taintOnlyBySpec[string(spec)] = taintOnly
+			}
+		}
+		if taintOnly {
 			continue // pending-taints
 		}
 		fit := kube.Explain(p.Snapshot, pod)
 		if len(fit.UnboundClaims) > 0 || fit.OnlyFull() {
 			continue // pvc-pending, node-pod-capacity
 		}
-		cause := fit.Cause()
+		cause, known := causes[fit]
+		if !known { // pods of one template share their Fit (kube.Explain): judge it once
+			cause = fit.Cause()
+			causes[fit] = cause
+		}
 		o, hasOwner := own.Top(pod)
 		key := "bare|" + pod.Namespace + "|" + cause
 		if hasOwner {

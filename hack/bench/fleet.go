@@ -64,7 +64,7 @@ func runModes(modes string, runs int, doctorBin, dir string) error {
 	}
 	seedDir := *seed
 	if seedDir == "" {
-		seedDir = filepath.Join(dir, "seed")
+		seedDir = filepath.Join(dir, fmt.Sprintf("seed-%dpods-%dnodes", benchPods, benchNodes))
 	}
 	if err := prepareSeed(ctx, bins, seedDir); err != nil {
 		return err
@@ -127,7 +127,7 @@ func prepareSeed(ctx context.Context, bins localcluster.Binaries, dir string) er
 		return err
 	}
 	start := time.Now()
-	if err := loadCluster(ctx, cfg, os.Stderr); err != nil {
+	if err := loadShape(ctx, cfg, shapeFor(benchPods, benchNodes), os.Stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "loaded the synthetic cluster in %s\n", time.Since(start).Round(time.Second))
@@ -349,19 +349,6 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
-}
-
-// loadAvg is the first three fields of /proc/loadavg.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 // procStat is a process's resident set (KiB) and CPU time, from /proc.

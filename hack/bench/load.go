@@ -19,7 +19,8 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The shape of the benchmark cluster (issue 6).
+// The shape of the default benchmark cluster (issue 6): 30,600 pods on
+// 1,000 nodes. -pods and -nodes scale it (shapeFor).
 const (
 	namespaces  = 50
 	nodes       = 1000
@@ -33,9 +34,30 @@ const (
 	workers     = 24
 )
 
-// loadCluster creates the synthetic cluster with parallel creates (protobuf,
-// no client-side rate limit), then writes the status of nodes and pods.
-func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
+// shape is the size of a synthetic cluster.
+type shape struct {
+	nodes, running, failed, pending, replicaSets, jobs, services, events int
+}
+
+func (s shape) pods() int { return s.running + s.failed + s.pending }
+
+// shapeFor scales the default cluster to pods pods on n nodes, keeping its
+// proportions: 82% Running, 16% Failed OutOfcpu on one node (the storm), the
+// rest Pending; one ReplicaSet per ~20 pods, a Job per 51, a Service (and
+// EndpointSlice) per ~15, an event per ~6. shapeFor(30600, 1000) is the
+// default cluster exactly.
+func shapeFor(pods, n int) shape {
+	scale := func(x int) int { return max(1, int(int64(x)*int64(pods)/(runningPods+failedPods+pendingPods))) }
+	s := shape{nodes: n, running: scale(runningPods), failed: scale(failedPods),
+		replicaSets: scale(replicaSets), jobs: scale(jobs), services: scale(services), events: scale(events)}
+	s.pending = max(0, pods-s.running-s.failed)
+	return s
+}
+
+// loadShape creates a synthetic cluster of shape sh with parallel creates
+// (protobuf, no client-side rate limit), then writes the status of nodes and
+// pods.
+func loadShape(ctx context.Context, cfg *rest.Config, sh shape, log io.Writer) error {
 	c := rest.CopyConfig(cfg)
 	c.QPS, c.Burst = -1, -1
 	c.ContentType = "application/vnd.kubernetes.protobuf"
@@ -54,7 +76,7 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 			_, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns(i)}}, metav1.CreateOptions{})
 			return err
 		}},
-		{"nodes", nodes, func(ctx context.Context, i int) error {
+		{"nodes", sh.nodes, func(ctx context.Context, i int) error {
 			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%04d", i), Labels: map[string]string{
 				"kubernetes.io/hostname": fmt.Sprintf("node-%04d", i), "eks.amazonaws.com/nodegroup": fmt.Sprintf("pool-%d", i%10),
 				"node.kubernetes.io/instance-type": "m6i.2xlarge"}}}
@@ -74,7 +96,7 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 			_, err = kube.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 			return err
 		}},
-		{"replicasets", replicaSets, func(ctx context.Context, i int) error {
+		{"replicasets", sh.replicaSets, func(ctx context.Context, i int) error {
 			rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d-5d8f7c", i), Namespace: ns(i),
 				Labels: map[string]string{"app": fmt.Sprintf("app-%04d", i)}, Annotations: map[string]string{"deployment.kubernetes.io/revision": "1"}},
 				Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(int32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": fmt.Sprintf("app-%04d", i)}},
@@ -82,17 +104,17 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 			_, err := kube.AppsV1().ReplicaSets(ns(i)).Create(ctx, rs, metav1.CreateOptions{})
 			return err
 		}},
-		{"pods", runningPods + failedPods + pendingPods, func(ctx context.Context, i int) error {
-			app := i % replicaSets
+		{"pods", sh.pods(), func(ctx context.Context, i int) error {
+			app := i % sh.replicaSets
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("app-%04d-5d8f7c-%06d", app, i), Namespace: ns(app),
 				Labels: map[string]string{"app": fmt.Sprintf("app-%04d", app)}}, Spec: podTemplate(fmt.Sprintf("app-%04d", app)).Spec}
-			p.Spec.NodeName = fmt.Sprintf("node-%04d", i%nodes)
+			p.Spec.NodeName = fmt.Sprintf("node-%04d", i%sh.nodes)
 			switch {
-			case i >= runningPods+failedPods:
+			case i >= sh.running+sh.failed:
 				p.Spec.NodeName = ""
 				p.Namespace, p.Labels = "pending", map[string]string{"app": "pending"}
 				p.Name = fmt.Sprintf("pending-%04d", i)
-			case i >= runningPods:
+			case i >= sh.running:
 				p.Namespace, p.Labels = "storm", map[string]string{"app": "kube-cert-agent"}
 				p.Name = fmt.Sprintf("kube-cert-agent-%05d", i)
 				p.Spec.NodeName = "node-0000"
@@ -102,30 +124,30 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 				return err
 			}
 			switch {
-			case i < runningPods:
+			case i < sh.running:
 				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1), StartTime: &now,
 					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
 					ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, Image: "registry.example.com/app:1.0",
 						ImageID:     "registry.example.com/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 						ContainerID: "containerd://0123456789abcdef0123456789abcdef", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
-			case i < runningPods+failedPods:
+			case i < sh.running+sh.failed:
 				p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu",
 					Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 7900, capacity: 7910"}
 			default:
 				p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-					Reason: "Unschedulable", Message: "0/1000 nodes are available: 1000 Insufficient cpu.", LastTransitionTime: now}}}
+					Reason: "Unschedulable", Message: fmt.Sprintf("0/%d nodes are available: %d Insufficient cpu.", sh.nodes, sh.nodes), LastTransitionTime: now}}}
 			}
 			_, err = kube.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		}},
-		{"jobs", jobs, func(ctx context.Context, i int) error {
+		{"jobs", sh.jobs, func(ctx context.Context, i int) error {
 			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("report-%04d", i), Namespace: ns(i)},
 				Spec: batchv1.JobSpec{Suspend: ptr.To(true), Template: podTemplate("report")}}
 			j.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 			_, err := kube.BatchV1().Jobs(ns(i)).Create(ctx, j, metav1.CreateOptions{})
 			return err
 		}},
-		{"services+endpointslices", services, func(ctx context.Context, i int) error {
+		{"services+endpointslices", sh.services, func(ctx context.Context, i int) error {
 			name := fmt.Sprintf("svc-%04d", i)
 			_, err := kube.CoreV1().Services(ns(i)).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}, metav1.CreateOptions{})
@@ -140,13 +162,13 @@ func loadCluster(ctx context.Context, cfg *rest.Config, log io.Writer) error {
 			}, metav1.CreateOptions{})
 			return err
 		}},
-		{"events", events, func(ctx context.Context, i int) error {
+		{"events", sh.events, func(ctx context.Context, i int) error {
 			reason, kind := "Scheduled", "Pod"
 			if i%5 == 0 {
 				reason, kind = "FailedCreate", "ReplicaSet"
 			}
 			_, err := kube.CoreV1().Events(ns(i)).Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("ev-%05d", i)},
-				InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: ns(i), Name: fmt.Sprintf("app-%04d", i%replicaSets)},
+				InvolvedObject: corev1.ObjectReference{Kind: kind, Namespace: ns(i), Name: fmt.Sprintf("app-%04d", i%sh.replicaSets)},
 				Reason:         reason, Message: "Successfully assigned pod to node", Type: "Normal", FirstTimestamp: now, LastTimestamp: now, Count: 1}, metav1.CreateOptions{})
 			return err
 		}},

@@ -13,8 +13,16 @@
 // etcd (apiserver_storage_list_total{storage="etcd"} before and after) and
 // bytes received.
 //
-//	go run ./hack/bench [-runs 3] [-doctor bin/kubectl-doctor]
+//	go run ./hack/bench [-runs 3] [-doctor bin/kubectl-doctor] [-pods 30600 -nodes 1000]
+//	go run ./hack/bench -keep ...          (leave the loaded cluster running)
+//	go run ./hack/bench -reuse ...         (measure the cluster -keep left in -dir)
 //	go run ./hack/bench floor KUBECONFIG   (the floor client, run as a child)
+//
+// Each run is a pair, the floor then kubectl-doctor, so that both see the
+// same machine load; the report gives medians over the pairs, the median of
+// the pairs' ratios, and memory per pod: (peak RSS - the same binary's
+// baseline) / pods, the baseline being its peak RSS when it starts and
+// exits without reading anything.
 package main
 
 import (
@@ -39,17 +47,20 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "floor-idle" {
+		return // the floor's baseline: a started process that reads nothing
+	}
 	if len(os.Args) > 2 && os.Args[1] == "floor" {
 		if err := floor(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "floor:", err)
@@ -61,6 +72,9 @@ func main() {
 	doctorBin := flag.String("doctor", "bin/kubectl-doctor", "the kubectl-doctor binary to measure")
 	dir := flag.String("dir", filepath.Join(os.TempDir(), "kubectl-doctor-bench"), "state directory of the benchmark cluster")
 	keep := flag.Bool("keep", false, "leave the loaded cluster running (for profiling); stop it with: go run ./hack/cluster down with KUBECTL_DOCTOR_DEMO_DIR=DIR")
+	flag.IntVar(&benchPods, "pods", runningPods+failedPods+pendingPods, "pods in the synthetic cluster (the other kinds scale with it)")
+	flag.IntVar(&benchNodes, "nodes", nodes, "nodes in the synthetic cluster")
+	flag.BoolVar(&benchReuse, "reuse", false, "measure the cluster a -keep run left running in -dir instead of loading a new one")
 	flag.Parse()
 	if *mode != "" { // fleet.go, serve.go
 		if err := runModes(*mode, *runs, *doctorBin, *dir); err != nil {
@@ -76,6 +90,13 @@ func main() {
 }
 
 const floorAgent = "kubectl-doctor-floor"
+
+// The size of the cluster to load (-pods, -nodes) and whether to reuse a
+// kept one (-reuse).
+var (
+	benchPods, benchNodes int
+	benchReuse            bool
+)
 
 // floor is the reference client: every planned read, in parallel, once,
 // resourceVersion=0, protobuf, decoded and kept — nothing else.
@@ -98,6 +119,9 @@ func floor(kubeconfig string) error {
 		go func() {
 			defer wg.Done()
 			obj, err := floorRead(cfg, r)
+			if err != nil && r.Extension() && apierrors.IsNotFound(err) {
+				err = nil // an API this cluster does not serve (Gateway API): read, empty, as a scan takes it
+			}
 			if err != nil {
 				errs <- fmt.Errorf("%s: %w", r, err)
 				return
@@ -156,40 +180,19 @@ type measurement struct {
 
 func run(runs int, doctorBin, dir string, keep bool) error {
 	ctx := context.Background()
-	root, err := localcluster.RepoRoot()
-	if err != nil {
-		return err
-	}
 	if _, err := os.Stat(doctorBin); err != nil {
 		return fmt.Errorf("%s: build it first (make build)", doctorBin)
 	}
-	bins, err := localcluster.Build(ctx, root, os.Stderr)
+	sh := shapeFor(benchPods, benchNodes)
+	c, stop, err := benchCluster(ctx, dir, keep, sh)
 	if err != nil {
 		return err
 	}
-	_ = localcluster.StopDir(dir)
-	time.Sleep(time.Second)
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	c, err := localcluster.Start(ctx, bins, localcluster.Options{Dir: dir, Log: os.Stderr, Detach: keep})
-	if err != nil {
-		return err
-	}
-	if keep {
-		defer fmt.Fprintf(os.Stderr, "the cluster keeps running: KUBECONFIG=%s\n", c.Kubeconfig)
-	} else {
-		defer c.Stop()
-	}
+	defer stop()
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	if err := loadCluster(ctx, cfg, os.Stderr); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "loaded the synthetic cluster in %s\n", time.Since(start).Round(time.Second))
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -201,12 +204,24 @@ func run(runs int, doctorBin, dir string, keep bool) error {
 	}{
 		{"floor", floorAgent, func() *exec.Cmd { return exec.Command(self, "floor", c.Kubeconfig) }},
 		{"kubectl-doctor", "kubectl-doctor/", func() *exec.Cmd {
-			cmd := exec.Command(absDoctor, "-o", "json", "--fail-on", "never", "--stats")
+			// --timeout: the default minute is for an interactive scan; at
+			// 150,000 pods on a loaded machine the pod read alone can take it.
+			cmd := exec.Command(absDoctor, "-o", "json", "--fail-on", "never", "--stats", "--timeout", "10m")
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
 			return cmd
 		}},
 	}
 	results := map[string][]measurement{}
+	baseline := map[string]int64{}
+	for name, cmd := range map[string]*exec.Cmd{"floor": exec.Command(self, "floor-idle"), "kubectl-doctor": exec.Command(absDoctor, "version")} {
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s baseline: %w", name, err)
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			baseline[name] = ru.Maxrss
+		}
+	}
+	fmt.Fprintf(os.Stdout, "%d pods, %d nodes; load average before: %s\n", sh.pods(), sh.nodes, loadAvg())
 	// One warm-up run each, not measured, then alternate.
 	for i := -1; i < runs; i++ {
 		for _, cl := range clients {
@@ -219,7 +234,9 @@ func run(runs int, doctorBin, dir string, keep bool) error {
 			}
 		}
 	}
+	fmt.Fprintf(os.Stdout, "load average after: %s\n", loadAvg())
 	report(os.Stdout, results, runs)
+	reportPairs(os.Stdout, results, baseline, sh.pods())
 	return nil
 }
 

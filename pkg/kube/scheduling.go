@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -166,7 +167,38 @@ type Fit struct {
 // and required affinity, the cordon, untolerated taints, and room (CPU,
 // memory, pods and any other requested resource) given the requests of the
 // pods already bound there; and the pod's claims.
+//
+// The answer depends only on the pod's namespace and spec, and a thousand
+// pending pods of one template share both: it is computed once per distinct
+// (namespace, spec) in a snapshot and shared. Callers must not modify it.
 func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
+	c := snapshot.Memo(s, explainKey{}, func() *explainCache { return &explainCache{fits: map[string]*Fit{}} })
+	spec, err := pod.Spec.Marshal()
+	if err != nil {
+		return explain(s, pod)
+	}
+	key := pod.Namespace + "\x00" + string(spec)
+	c.mu.Lock()
+	f, ok := c.fits[key]
+	c.mu.Unlock()
+	if ok {
+		return f
+	}
+	f = explain(s, pod)
+	c.mu.Lock()
+	c.fits[key] = f
+	c.mu.Unlock()
+	return f
+}
+
+type explainKey struct{}
+
+type explainCache struct {
+	mu   sync.Mutex
+	fits map[string]*Fit
+}
+
+func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	nodes := s.Nodes()
 	uses := nodeUses(s)
 	place := NewPlacement(&pod.Spec, false)
@@ -229,7 +261,7 @@ func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 			}
 		}
 	}
-	f.AbsentLabels = absentLabels(&pod.Spec, nodes)
+	f.AbsentLabels = absentLabels(&pod.Spec, nodeLabelValues(s))
 	f.VolumeNowhere = volumeNowhere(f, nodes)
 	st := StorageOf(s)
 	for _, name := range ClaimNames(&pod.Spec) {
@@ -244,19 +276,29 @@ func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	return f
 }
 
+// nodeLabelValues indexes the values of every node label, once per snapshot.
+func nodeLabelValues(s *snapshot.Snapshot) map[string]map[string]bool {
+	return snapshot.Memo(s, nodeLabelsKey{}, func() map[string]map[string]bool {
+		values := map[string]map[string]bool{}
+		nodes := s.Nodes()
+		for i := range nodes {
+			for k, v := range nodes[i].Labels {
+				if values[k] == nil {
+					values[k] = map[string]bool{}
+				}
+				values[k][v] = true
+			}
+		}
+		return values
+	})
+}
+
+type nodeLabelsKey struct{}
+
 // absentLabels are the pod's node requirements that no node meets at all:
 // nodeSelector entries, and In/Exists expressions of affinity terms when
 // there is a single term (with several, any one term may match).
-func absentLabels(spec *corev1.PodSpec, nodes []corev1.Node) []string {
-	values := map[string]map[string]bool{}
-	for i := range nodes {
-		for k, v := range nodes[i].Labels {
-			if values[k] == nil {
-				values[k] = map[string]bool{}
-			}
-			values[k][v] = true
-		}
-	}
+func absentLabels(spec *corev1.PodSpec, values map[string]map[string]bool) []string {
 	var out []string
 	check := func(key string, want []string) {
 		have := values[key]

@@ -354,7 +354,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, str
 	if gv.Group == "" {
 		c.APIPath = "/api"
 	}
-	c.NegotiatedSerializer = Codecs().WithoutConversion()
+	c.NegotiatedSerializer = streamCodecs()
 	client, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, err

@@ -56,7 +56,19 @@ func newSnapshot() *Snapshot {
 
 // FromObjects builds a snapshot from objects in memory (fixtures, dumps).
 // Every known resource is present, possibly empty, as if listed successfully.
+// Objects are trimmed and shared exactly as a live scan keeps them.
 func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
+	return fromObjects(NewTrimmer(), objs)
+}
+
+// Untrimmed is FromObjects without trimming or sharing: every field as
+// given. It exists for the test that proves no check reads what Trim drops
+// (the same fixtures give byte-identical reports both ways).
+func Untrimmed(objs ...runtime.Object) (*Snapshot, error) {
+	return fromObjects(nil, objs)
+}
+
+func fromObjects(trim *Trimmer, objs []runtime.Object) (*Snapshot, error) {
 	s := newSnapshot()
 	byKind := map[string]Resource{}
 	s.metrics = map[string]*dto.MetricFamily{}
@@ -69,7 +81,6 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		s.lists[r] = l
 	}
 	items := map[Resource][]runtime.Object{}
-	trim := NewTrimmer()
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		if kind == "" {
@@ -87,7 +98,9 @@ func FromObjects(objs ...runtime.Object) (*Snapshot, error) {
 		if err := meta.SetList(s.lists[r], objs); err != nil {
 			return nil, fmt.Errorf("filing %s: %w", r, err)
 		}
-		trim.trimList(s.lists[r]) // exactly what a live scan keeps
+		if trim != nil {
+			trim.trimList(s.lists[r]) // exactly what a live scan keeps
+		}
 	}
 	s.pods = podPointers(s.lists[Pods])
 	return s, nil
@@ -378,6 +391,14 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 	}
 	c.errs[r] = classify(r, s.Namespace, err)
 	return c
+}
+
+// WithoutMemo returns a snapshot sharing s's lists without the indexes
+// checks derived from them (Memo): for benchmarks that measure a check's
+// whole cost, indexes included, on one loaded snapshot.
+func WithoutMemo(s *Snapshot) *Snapshot {
+	return &Snapshot{lists: s.lists, errs: s.errs, metrics: s.metrics, pods: s.pods, Namespace: s.Namespace,
+		ServerVersion: s.ServerVersion, absent: s.absent}
 }
 
 // podPointerList stands in the lists map for pods streamed as pointers, so

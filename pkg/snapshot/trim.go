@@ -26,20 +26,28 @@ import (
 // first.
 func Trim(obj runtime.Object) { (*Trimmer)(nil).Trim(obj) }
 
-// Trimmer trims like Trim and, in addition, shares identical container
-// resource lists between the objects it trims: the pods of one template
-// carry equal requests and limits, and a snapshot is read-only, so 30,000
-// pods of 300 templates keep 300 ResourceLists instead of 30,000 maps of
-// quantities. Use one Trimmer per snapshot; it is safe for concurrent use.
+// Trimmer trims like Trim and, in addition, shares what is equal between
+// the objects it trims (see share.go): the pods of one template carry equal
+// containers, resource lists, tolerations, labels and owner references, and
+// the pods of one node the same node name; a snapshot is read-only, so
+// 30,000 pods of 300 templates keep 300 container lists instead of 30,000.
+// Use one Trimmer per snapshot; it is safe for concurrent use.
 type Trimmer struct {
 	mu     sync.Mutex
 	lists  map[string]corev1.ResourceList
 	probes map[string]*corev1.Probe
 	ports  map[string][]corev1.ContainerPort
+	// strs interns repeated strings; shared holds shared slices, maps
+	// and pointers by kind and content.
+	strs   map[string]string
+	shared map[string]any
+	vals   map[any]any
 }
 
-// NewTrimmer returns a Trimmer with an empty table of resource lists.
-func NewTrimmer() *Trimmer { return &Trimmer{lists: map[string]corev1.ResourceList{}} }
+// NewTrimmer returns a Trimmer with empty tables.
+func NewTrimmer() *Trimmer {
+	return &Trimmer{lists: map[string]corev1.ResourceList{}, strs: map[string]string{}, shared: map[string]any{}}
+}
 
 // Trim trims obj in place (see Trim); a nil Trimmer shares nothing.
 func (tr *Trimmer) Trim(obj runtime.Object) {
@@ -54,6 +62,16 @@ func (tr *Trimmer) Trim(obj runtime.Object) {
 	}
 	if spec, _ := PodSpecOf(obj); spec != nil {
 		tr.trimPodSpec(spec)
+		tr.sharePodSpec(spec)
+	}
+	if tr == nil {
+		return
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		tr.shareMeta(m)
+	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		tr.sharePodStatus(&p.Status)
 	}
 }
 
@@ -174,6 +192,16 @@ func (tr *Trimmer) share(l corev1.ResourceList) corev1.ResourceList {
 	if tr == nil || len(l) == 0 {
 		return l
 	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.shareList(l)
+}
+
+// shareList is share for a caller that holds tr.mu.
+func (tr *Trimmer) shareList(l corev1.ResourceList) corev1.ResourceList {
+	if len(l) == 0 {
+		return l
+	}
 	var key strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(l)) {
 		q := l[name]
@@ -182,8 +210,6 @@ func (tr *Trimmer) share(l corev1.ResourceList) corev1.ResourceList {
 		key.WriteString(q.String())
 		key.WriteByte(',')
 	}
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
 	if shared, ok := tr.lists[key.String()]; ok {
 		return shared
 	}
