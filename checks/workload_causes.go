@@ -567,7 +567,7 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 // ReplicaSets and pods; its failing conditions) instead of a bare symptom.
 // Via names the objects another check may report as its cause (itself,
 // its pods' claims and nodes), so that finding takes it in.
-func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[string]string) {
+func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[string][]doctor.ObjectRef) {
 	own := kube.OwnersOf(p.Snapshot)
 	podsOf := map[string][]*corev1.Pod{}
 	for _, pod := range p.Snapshot.Pods() {
@@ -578,7 +578,7 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 	for w := range kube.TopWorkloads(p.Snapshot) {
 		key := kube.OwnerKey(w)
 		a := availabilityOf(w)
-		if !a.known || a.desired == 0 || a.available >= a.desired || reported[key] || chained[key] != "" {
+		if !a.known || a.desired == 0 || a.available >= a.desired || reported[key] {
 			continue
 		}
 		pods := podsOf[key]
@@ -633,8 +633,10 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 		if len(notReady) > 0 {
 			rem = append(rem, doctor.Remediation{Text: "see one pod's state", Command: fmt.Sprintf("kubectl describe pod -n %s %s", w.Ref.Namespace, notReady[0].Name)})
 		}
-		p.Report(doctor.Finding{Severity: severityFor(a), Object: w.Ref, Message: msg, Count: max(len(notReady), 1), Cause: "unavailable",
-			Examples: doctor.Examples(names), Evidence: ev, Via: via, Remediation: rem})
+		f := doctor.Finding{Severity: severityFor(a), Object: w.Ref, Message: msg, Count: max(len(notReady), 1), Cause: "unavailable",
+			Examples: doctor.Examples(names), Evidence: ev, Via: via, Remediation: rem}
+		chain(&f, chained[key])
+		p.Report(f)
 	}
 }
 

@@ -29,7 +29,7 @@ var WorkloadPods = &doctor.Check{
 	// Pods are enough to judge: owners, revisions and Services only name
 	// the cause's owner, the previous revision and what the failure takes
 	// down; the unavailable APIServices and webhooks whose findings name a
-	// backend's cause keep the backend from being reported twice. Warning
+	// backend's cause are where its finding folds (Via). Warning
 	// events and claims are the evidence and the cause of pods that never
 	// start; without them findings say what could not be read.
 	Reads: []snapshot.Resource{snapshot.Pods},
@@ -111,9 +111,11 @@ and ` + "`kubectl rollout undo --to-revision`" + ` naming the previous revision.
 When the workload backs an unavailable APIService or an admission webhook
 whose backend is broken, apiservice-unavailable and admission-webhooks name
 the cause in their own finding ("deployment/metrics-server is crash-looping:
-its last termination message says ...") and this check folds into it: it
-does not report the same workload a second time. This check therefore also
-reads APIServices and webhook configurations.
+its last termination message says ...") and the engine folds this check's
+finding into theirs, which lists it as explained: one finding per root
+cause. The fold keeps their severity (a webhook that fails open stays a
+warning however dead its backend is). When those checks do not run, this
+finding stands on its own.
 
 ## How to fix
 Read the previous container's logs (` + "`kubectl logs --previous`" + `); raise the memory
@@ -205,9 +207,6 @@ func runWorkloadPods(p *doctor.Pass) error {
 	for _, g := range kube.OwnerProblemsOf(p.Snapshot, p.Now) {
 		key := kube.OwnerKey(g.Owner)
 		reported[key] = true
-		if chained[key] != "" {
-			continue // folded into the APIService's or webhook's finding
-		}
 		since := g.Since()
 		if g.Cause != kube.NotReady && p.Now.Sub(since) < problemMinAge {
 			continue
@@ -219,10 +218,10 @@ func runWorkloadPods(p *doctor.Pass) error {
 				fresh, old := splitByReplicaSet(g, newReplicaSet(histories[key], d))
 				if fresh != nil && !stuckDone[key] {
 					stuckDone[key] = true
-					reportStuck(p, d, c, fresh, histories[key])
+					reportStuck(p, d, c, fresh, histories[key], chained[key])
 				}
 				if old != nil {
-					reportOwnerProblem(p, old, old.Since())
+					reportOwnerProblem(p, old, old.Since(), chained[key])
 				}
 				continue
 			}
@@ -230,14 +229,14 @@ func runWorkloadPods(p *doctor.Pass) error {
 				continue
 			}
 		}
-		reportOwnerProblem(p, g, since)
+		reportOwnerProblem(p, g, since, chained[key])
 	}
 	deps := p.Snapshot.Deployments()
 	for i := range deps {
 		d := &deps[i]
 		key := d.Namespace + "/Deployment/" + d.Name
-		if c := stuckRollout(d); c != nil && !stuckDone[key] && chained[key] == "" && !reported[key] {
-			reportStuck(p, d, c, nil, histories[key])
+		if c := stuckRollout(d); c != nil && !stuckDone[key] && !reported[key] {
+			reportStuck(p, d, c, nil, histories[key], chained[key])
 		}
 	}
 	reportCreateFailures(p, reported)
@@ -498,7 +497,15 @@ func registryOf(image string) string {
 	return "docker.io"
 }
 
-func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
+// chainedOwnerVia are the checks whose findings name a workload as the broken
+// backend of an APIService or admission webhook: workload-pods' finding on
+// that workload folds into theirs, without raising their severity (they
+// weigh the impact: a webhook that fails open stays a warning).
+var chainedOwnerVia = []string{"apiservice-unavailable", "admission-webhooks"}
+
+// reportOwnerProblem reports an owner's pod problem; chained, when set, are
+// the APIServices or webhooks this owner's problem breaks.
+func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, chained []doctor.ObjectRef) {
 	a := availabilityOf(g.Owner)
 	verb, details := causeDetails(p, g)
 	be := "are"
@@ -535,13 +542,22 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time) {
 			cause += "-" + string(kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message).Class)
 		}
 	}
-	p.Report(doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
-		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via})
+	f := doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
+		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via}
+	chain(&f, chained)
+	p.Report(f)
+}
+
+// chain makes f a consequence of the APIServices or webhooks it breaks.
+func chain(f *doctor.Finding, chained []doctor.ObjectRef) {
+	if len(chained) > 0 {
+		f.Via, f.ViaChecks, f.ViaKeepsSeverity = chained, chainedOwnerVia, true
+	}
 }
 
 // reportStuck reports a rollout past its progress deadline, with the new
 // ReplicaSet's pods' cause when there is one.
-func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondition, g *kube.OwnerProblem, h kube.WorkloadHistory) {
+func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondition, g *kube.OwnerProblem, h kube.WorkloadHistory, chained []doctor.ObjectRef) {
 	rev := d.Annotations[kube.RevisionAnnotation]
 	ref := "deployment/" + d.Name
 	msg := fmt.Sprintf("rollout of revision %s is stuck%s (ProgressDeadlineExceeded): %d of %d replicas updated, %d available",
@@ -586,7 +602,9 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 		slices.Sort(conds)
 		ev = evidence(p, refs, pods, slices.Compact(conds))
 	}
-	p.Report(doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev})
+	f := doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev}
+	chain(&f, chained)
+	p.Report(f)
 }
 
 // previousRevision is the highest revision below the current one.

@@ -3,6 +3,7 @@ package checks_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
@@ -63,4 +64,38 @@ func hasRemediation(f doctor.Finding, cmd string) bool {
 		}
 	}
 	return false
+}
+
+// TestWorkloadFoldsIntoTheAPIServiceItBreaks: the crash-looping backend of
+// an unavailable APIService is one finding, the APIService's, explaining
+// the Deployment; without apiservice-unavailable the Deployment's own
+// finding stands (never a silent drop).
+func TestWorkloadFoldsIntoTheAPIServiceItBreaks(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "workload-pods"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ServerVersion = FixtureServerVersion
+	find := func(cs ...*doctor.Check) map[string]doctor.Finding {
+		out := map[string]doctor.Finding{}
+		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
+			out[f.Object.String()] = f
+		}
+		return out
+	}
+	both := find(checks.WorkloadPods, checks.APIServiceUnavailable)
+	if f, ok := both["kube-system/deployment/metrics-server"]; ok {
+		t.Errorf("metrics-server reported beside the APIService it breaks: %s", f.Message)
+	}
+	api := both["apiservice/v1beta1.metrics.k8s.io"]
+	if len(api.Explains) != 1 || !strings.HasPrefix(api.Explains[0], "workload-pods kube-system/deployment/metrics-server: ") {
+		t.Errorf("APIService explains %q, want the metrics-server Deployment", api.Explains)
+	}
+	if f, ok := find(checks.WorkloadPods)["kube-system/deployment/metrics-server"]; !ok || f.Severity != doctor.Critical {
+		t.Errorf("without apiservice-unavailable the Deployment's finding must stand, critical: %+v", f)
+	}
 }

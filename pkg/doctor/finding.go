@@ -65,6 +65,11 @@ type Finding struct {
 	// check made of the same refusal on that Deployment, never into an
 	// unrelated finding that happens to name the same object.
 	ViaChecks []string `json:"-"`
+	// ViaKeepsSeverity says that folding this finding does not raise the
+	// cause's severity: the cause's check has already weighed this
+	// consequence (a webhook whose failurePolicy is Ignore stays a warning
+	// even when nothing of its backend runs).
+	ViaKeepsSeverity bool `json:"-"`
 	// Cause is an optional short, stable token naming the kind of problem
 	// ("revision-history-limit", "oom-kill"), for checks that can report
 	// more than one problem on the same object. It is part of the

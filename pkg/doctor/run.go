@@ -507,7 +507,7 @@ func Fold(fs []Finding) []Finding {
 			}
 			g := &fs[j]
 			g.Explains = append(g.Explains, fmt.Sprintf("%s %s: %s", fs[i].Check, fs[i].Object, fs[i].Message))
-			if fs[i].Severity > g.Severity {
+			if !fs[i].ViaKeepsSeverity && fs[i].Severity > g.Severity {
 				g.Severity = fs[i].Severity
 			}
 			folded[i] = true

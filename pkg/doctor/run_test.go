@@ -277,3 +277,22 @@ func TestFoldViaMember(t *testing.T) {
 		t.Errorf("lone taint folded: %+v", got)
 	}
 }
+
+// TestFoldKeepsTheCauseSeverity: a consequence the cause's check has
+// already weighed (a fail-open webhook's dead backend) folds without
+// raising the cause's severity; an ordinary symptom raises it.
+func TestFoldKeepsTheCauseSeverity(t *testing.T) {
+	hook := doctor.ObjectRef{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration", Name: "guard"}
+	dep := doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "guard", Name: "guard"}
+	cause := doctor.Finding{Check: "admission-webhooks", Severity: doctor.Warning, Object: hook, Message: "fails open"}
+	backend := doctor.Finding{Check: "workload-pods", Severity: doctor.Critical, Object: dep, Message: "0 of 1 available",
+		Via: []doctor.ObjectRef{hook}, ViaChecks: []string{"admission-webhooks"}, ViaKeepsSeverity: true}
+	got := doctor.Fold([]doctor.Finding{backend, cause})
+	if len(got) != 1 || got[0].Severity != doctor.Warning || len(got[0].Explains) != 1 {
+		t.Fatalf("got %+v, want the webhook's warning explaining its backend", got)
+	}
+	backend.ViaKeepsSeverity = false
+	if got := doctor.Fold([]doctor.Finding{backend, cause}); len(got) != 1 || got[0].Severity != doctor.Critical {
+		t.Fatalf("got %+v, want the symptom's severity raised onto the cause", got)
+	}
+}

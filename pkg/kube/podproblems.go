@@ -168,7 +168,7 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 // "deployment/metrics-server is crash-looping: its last termination message
 // says ...". ok is false when its pods show no container problem. The
 // checks for APIServices and admission webhooks name it, and workload-pods
-// then does not report the same owner again (see ChainedOwners).
+// folds its finding on the same owner into theirs (see ChainedOwners).
 func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service string) (sentence string, g *OwnerProblem, ok bool) {
 	svc := ServicesOf(s).Get(namespace, service)
 	if svc == nil || len(svc.Spec.Selector) == 0 {
@@ -260,14 +260,20 @@ func ChainedServices(s *snapshot.Snapshot) map[string][]doctor.ObjectRef {
 	return out
 }
 
-// ChainedOwners are the workloads whose problem another check already
-// reports as the cause of an unavailable APIService or a broken admission
-// webhook, keyed "namespace/kind/name": their own finding would repeat it.
-func ChainedOwners(s *snapshot.Snapshot, now time.Time) map[string]string {
-	out := map[string]string{}
+// ChainedOwners are the workloads whose problem is the cause of an
+// unavailable APIService or a broken admission webhook, keyed
+// "namespace/kind/name", with the objects whose findings name them. A check
+// about workloads reports them with these objects as Via, so that the
+// engine folds its finding into theirs, and it stands when their check did
+// not run.
+func ChainedOwners(s *snapshot.Snapshot, now time.Time) map[string][]doctor.ObjectRef {
+	out := map[string][]doctor.ObjectRef{}
 	for _, b := range brokenBackends(s) {
 		if _, g, ok := BackendProblem(s, now, b.namespace, b.name); ok {
-			out[OwnerKey(g.Owner)] = b.by
+			k := OwnerKey(g.Owner)
+			if !slices.Contains(out[k], b.ref) {
+				out[k] = append(out[k], b.ref)
+			}
 		}
 	}
 	return out
