@@ -15,11 +15,6 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// pullSecretEvents are the kubelet's warnings that a pod names an image
-// pull secret it could not find: the one way to learn a pull secret is
-// missing without reading Secrets.
-var pullSecretEvents = snapshot.Events("reason=FailedToRetrieveImagePullSecret")
-
 // MissingReferences reports workloads whose pod template names a
 // ServiceAccount that does not exist, or image pull secrets the kubelet
 // could not find: the first makes the API server refuse every new pod, the
@@ -31,7 +26,10 @@ var MissingReferences = &doctor.Check{
 	Severity: doctor.Critical,
 	Origin:   "peer coverage map",
 	Reads:    append([]snapshot.Resource{snapshot.ServiceAccounts, snapshot.Pods, snapshot.Services}, kube.WorkloadReads...),
-	Optional: []snapshot.Resource{pullSecretEvents},
+	// The kubelet's FailedToRetrieveImagePullSecret warnings are the one
+	// way to learn a pull secret is missing without reading Secrets; they
+	// come from the scan's one Warning-events read.
+	Optional: []snapshot.Resource{kube.WarningEventReads},
 	Run:      runMissingReferences,
 	Doc: `Workloads that name a ServiceAccount, pull secret or governing Service that does not exist
 
@@ -180,7 +178,7 @@ func dormant(w *kube.Workload) bool {
 // reportPullSecrets groups the kubelet's FailedToRetrieveImagePullSecret
 // events of live pods by owner and missing secrets.
 func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
-	if p.Snapshot.Err(pullSecretEvents) != nil {
+	if p.Snapshot.Err(kube.WarningEventReads) != nil {
 		return
 	}
 	pods := map[string]*corev1.Pod{}
@@ -196,12 +194,12 @@ func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
 	}
 	groups := map[string]*group{}
 	var order []string
-	for _, ev := range p.Snapshot.Events(pullSecretEvents.FieldSelector) {
-		if ev.InvolvedObject.Kind != "Pod" {
+	for _, ev := range kube.WarningEventsOf(p.Snapshot).Reason("FailedToRetrieveImagePullSecret") {
+		if ev.Kind != "Pod" {
 			continue
 		}
-		pod := pods[ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name]
-		if pod == nil || pod.DeletionTimestamp != nil || kube.Terminal(pod) || (ev.InvolvedObject.UID != "" && ev.InvolvedObject.UID != pod.UID) {
+		pod := pods[ev.Namespace+"/"+ev.Name]
+		if pod == nil || pod.DeletionTimestamp != nil || kube.Terminal(pod) || (ev.UID != "" && ev.UID != pod.UID) {
 			continue // an event of a pod that is gone
 		}
 		m := missingPullSecretRE.FindStringSubmatch(ev.Message)
