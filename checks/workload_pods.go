@@ -497,6 +497,10 @@ func registryOf(image string) string {
 	return "docker.io"
 }
 
+// schedulingChecks report pods the scheduler cannot place on their top
+// owner: a rollout stuck for that reason is their finding.
+var schedulingChecks = []string{"unschedulable", "pending-taints"}
+
 // chainedOwnerVia are the checks whose findings name a workload as the broken
 // backend of an APIService or admission webhook: workload-pods' finding on
 // that workload folds into theirs, without raising their severity (they
@@ -603,6 +607,12 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 		ev = evidence(p, refs, pods, slices.Compact(conds))
 	}
 	f := doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev}
+	if g == nil {
+		// No pod problem of ours explains it: pods the scheduler cannot
+		// place are the usual cause, and those checks report them on this
+		// Deployment. Fold into their finding; stand alone otherwise.
+		f.Via, f.ViaChecks = []doctor.ObjectRef{f.Object}, schedulingChecks
+	}
 	chain(&f, chained)
 	p.Report(f)
 }

@@ -99,3 +99,36 @@ func TestWorkloadFoldsIntoTheAPIServiceItBreaks(t *testing.T) {
 		t.Errorf("without apiservice-unavailable the Deployment's finding must stand, critical: %+v", f)
 	}
 }
+
+// TestStuckRolloutFoldsIntoUnschedulable: a rollout past its deadline
+// whose pod the scheduler cannot place is one finding, unschedulable's,
+// explaining the stuck rollout; without unschedulable the rollout's own
+// finding stands.
+func TestStuckRolloutFoldsIntoUnschedulable(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "unschedulable"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ServerVersion = FixtureServerVersion
+	find := func(cs ...*doctor.Check) []doctor.Finding {
+		var out []doctor.Finding
+		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
+			if f.Object.String() == "search/deployment/indexer" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	both := find(checks.WorkloadPods, checks.Unschedulable)
+	if len(both) != 1 || both[0].Check != "unschedulable" || len(both[0].Explains) != 1 ||
+		!strings.Contains(both[0].Explains[0], "ProgressDeadlineExceeded") {
+		t.Errorf("got %+v, want one unschedulable finding explaining the stuck rollout", both)
+	}
+	if alone := find(checks.WorkloadPods); len(alone) != 1 || alone[0].Cause != "stuck-rollout" {
+		t.Errorf("without unschedulable the stuck rollout must stand: %+v", alone)
+	}
+}

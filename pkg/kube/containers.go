@@ -162,6 +162,13 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		p.Cause = OOMKill
 		return p, true
 	}
+	// Caught between two restarts: a container that keeps failing (killed by
+	// its probes, exiting non-zero) is running again and not ready; the
+	// kubelet has not backed off yet, but it is the same crash loop.
+	if !cs.Ready && cs.RestartCount >= 3 && p.Last != nil && p.Last.ExitCode != 0 && !p.Last.FinishedAt.IsZero() && now.Sub(p.Last.FinishedAt) < NotReadyAfter {
+		p.Cause = CrashLoop
+		return p, true
+	}
 	if !init && !cs.Ready && pod.Status.Phase == corev1.PodRunning {
 		started := cs.State.Running.StartedAt.Time
 		since := p.Since
