@@ -219,8 +219,11 @@ var (
 		"does not exist", "notfound"}
 	pullDenied = []string{"unauthorized", "authentication required", "access denied", "denied:", "403 forbidden", "401 unauthorized",
 		"insufficient_scope", "requested access to the resource is denied", "no basic auth credentials", "forbidden"}
-	pullRateLimited = []string{"toomanyrequests", "too many requests", "rate limit"}
-	pullUnreachable = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
+	// pullDecisivelyDenied are a registry's words that settle Docker's
+	// "does not exist or may require" in favour of credentials.
+	pullDecisivelyDenied = []string{"unauthorized", "authentication required", "insufficient_scope", "no basic auth credentials"}
+	pullRateLimited      = []string{"toomanyrequests", "too many requests", "rate limit"}
+	pullUnreachable      = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
 		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
 		"502 bad gateway", "dial tcp"}
 )
@@ -243,6 +246,12 @@ func ClassifyPull(reason, message string) PullFailure {
 	case containsAny(m, pullRateLimited):
 		return PullRateLimited
 	case strings.Contains(m, "repository does not exist or may require"):
+		// The daemon's phrase hedges; a registry's own words after it
+		// ("unauthorized: authentication required", "insufficient_scope")
+		// do not: then it is credentials.
+		if containsAny(m, pullDecisivelyDenied) {
+			return PullAccessDenied
+		}
 		return PullAmbiguous
 	case containsAny(m, pullDenied):
 		return PullAccessDenied
