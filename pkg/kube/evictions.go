@@ -219,7 +219,7 @@ func EvictedAt(p *corev1.Pod) time.Time {
 		}
 	}
 	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
 			return c.LastTransitionTime.Time
 		}
 	}
