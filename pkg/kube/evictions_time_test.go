@@ -36,4 +36,3 @@ func TestEvictedAt(t *testing.T) {
 		}
 	}
 }
-
