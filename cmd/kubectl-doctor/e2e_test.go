@@ -623,6 +623,10 @@ func TestBadInputs(t *testing.T) {
 			oneErrorLine(t, runDoctor(t, c.kubeconfig, c.args...), c.want)
 		})
 	}
+	// A namespace that does not exist is not a clean bill of health.
+	t.Run("unknown namespace", func(t *testing.T) {
+		oneErrorLine(t, runDoctor(t, scenarios.Kubeconfig, "-n", "no-such-namespace"), `namespace "no-such-namespace" not found`)
+	})
 }
 
 func TestInfoCommands(t *testing.T) {

@@ -18,9 +18,11 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	k8sversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -196,6 +198,19 @@ func serverVersion(ctx context.Context, cfg *rest.Config) (string, error) {
 	return v.GitVersion, nil
 }
 
+// namespaceMissing says -n names a namespace the server does not have: a
+// typo must not read as a clean bill of health. One GET, from the watch
+// cache; a user who may not get namespaces is not stopped (the reads say
+// what they could see).
+func namespaceMissing(ctx context.Context, cfg *rest.Config, ns string) bool {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	_, err = cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{ResourceVersion: "0"})
+	return apierrors.IsNotFound(err)
+}
+
 // load connects and reads what the checks need, with a spinner on a TTY.
 // Reads must end by readDeadline; each failure costs only the checks that
 // needed it, and load fails only when the server cannot be reached at all.
@@ -208,6 +223,9 @@ func (o *clusterOptions) load(ctx context.Context, streams ioStreams, checks []*
 	v, err := serverVersion(readCtx, cfg)
 	if err != nil {
 		return nil, connectError(readCtx, cfg, err, o.Timeout)
+	}
+	if o.Namespace != "" && namespaceMissing(readCtx, cfg, o.Namespace) {
+		return nil, &exitError{Code: ExitError, Err: fmt.Errorf("namespace %q not found: nothing in it to check (kubectl get namespaces)", o.Namespace)}
 	}
 	reads := doctor.Reads(checks)
 	opts := snapshot.LoadOptions{Namespace: o.Namespace, Retry: o.retry}
