@@ -564,8 +564,15 @@ func chain(f *doctor.Finding, chained []doctor.ObjectRef) {
 func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondition, g *kube.OwnerProblem, h kube.WorkloadHistory, chained []doctor.ObjectRef) {
 	rev := d.Annotations[kube.RevisionAnnotation]
 	ref := "deployment/" + d.Name
-	msg := fmt.Sprintf("rollout of revision %s is stuck%s (ProgressDeadlineExceeded): %d of %d replicas updated, %d available",
-		orUnknown(rev), forDuration(p.Now, c.LastTransitionTime), d.Status.UpdatedReplicas, replicasOf(d.Spec.Replicas), d.Status.AvailableReplicas)
+	// The condition's time is when the deadline passed, not when the
+	// rollout broke: say so, never "stuck for 17s" of a rollout broken
+	// for an hour.
+	passed := ""
+	if s := since(p.Now, c.LastTransitionTime); s != "" {
+		passed = " " + s + " ago"
+	}
+	msg := fmt.Sprintf("rollout of revision %s is stuck (ProgressDeadlineExceeded%s): %d of %d replicas updated, %d available",
+		orUnknown(rev), passed, d.Status.UpdatedReplicas, replicasOf(d.Spec.Replicas), d.Status.AvailableReplicas)
 	count := 1
 	var rem []doctor.Remediation
 	if g != nil {
@@ -584,8 +591,8 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	if prev := previousRevision(h, rev); prev > 0 {
 		rem = append([]doctor.Remediation{{Text: fmt.Sprintf("roll back to revision %d if the change is bad", prev),
 			Command: fmt.Sprintf("kubectl rollout undo %s -n %s --to-revision=%d", ref, d.Namespace, prev)}}, rem...)
+		rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
 	}
-	rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
 	var ev []string
 	if g == nil {
 		rem = append(rem, doctor.Remediation{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)})

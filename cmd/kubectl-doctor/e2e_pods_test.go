@@ -26,7 +26,7 @@ var podsWant = map[string][]wantFinding{
 		{doctor.Warning, "ec-batch/pod/indexer", `^1 pod is crash-looping for 3\dm: container index restarted 4 times, last exit code 137 \(SIGKILL, not an OOM kill: killed from outside, e\.g\. after failed liveness probes or ignoring SIGTERM\)$`, 1},
 		{doctor.Warning, "ec-docs/pod/reports", `^1 pod is not starting for 2\dm: volume settings cannot be mounted: configmap report-settings does not exist \(FailedMount\); containers: render waiting \(ContainerCreating\)$`, 1},
 		{doctor.Warning, "ec-files/pod/files-new", `^1 pod is not starting for 3\dm: volume pvc-ec1 is ReadWriteOnce and still attached to another node, used by pod files-holder on node ec-node-1 \(FailedAttachVolume: .*\); containers: app waiting \(ContainerCreating\)$`, 1},
-		{doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck for \d+(?:m\d+s|[sm]) \(ProgressDeadlineExceeded\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
+		{doctor.Warning, "shop/deployment/checkout", `^rollout of revision 2 is stuck \(ProgressDeadlineExceeded \d+(?:m\d+s|[sm]) ago\): \d of 3 replicas updated, 0 available; ReplicaSet "checkout-[a-z0-9]+" has timed out progressing\.$`, 1},
 	},
 }
 
