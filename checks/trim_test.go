@@ -161,19 +161,20 @@ func assertSameReports(t *testing.T, name string, set *fixture.Set) int {
 		n = len(r.Findings)
 	}
 	if !bytes.Equal(out[0], out[1]) {
-		t.Errorf("%s: the trimmed snapshot's report differs from the untrimmed one's:\n%s", name, firstDiff(out[0], out[1]))
+		t.Errorf("%s: the trimmed snapshot's report differs from the untrimmed one's:\n%s", name, firstDiff(out[0], out[1], "trimmed", "untrimmed"))
 	}
 	return n
 }
 
-// firstDiff shows the lines around the first difference of a and b.
-func firstDiff(a, b []byte) string {
+// firstDiff shows the lines around the first difference of a and b,
+// labelled na and nb.
+func firstDiff(a, b []byte, na, nb string) string {
 	la, lb := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
 	for i := 0; i < min(len(la), len(lb)); i++ {
 		if !bytes.Equal(la[i], lb[i]) {
 			lo := max(0, i-3)
-			return "trimmed:\n" + string(bytes.Join(la[lo:min(len(la), i+4)], []byte("\n"))) +
-				"\nuntrimmed:\n" + string(bytes.Join(lb[lo:min(len(lb), i+4)], []byte("\n")))
+			return na + ":\n" + string(bytes.Join(la[lo:min(len(la), i+4)], []byte("\n"))) +
+				"\n" + nb + ":\n" + string(bytes.Join(lb[lo:min(len(lb), i+4)], []byte("\n")))
 		}
 	}
 	return "lengths differ"
