@@ -93,7 +93,7 @@ func runNodePodCapacity(p *doctor.Pass) error {
 	}
 	for i := range pods {
 		pod := pods[i]
-		if pod.Spec.NodeName == "" || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		if pod.Spec.NodeName == "" || kube.Terminal(pod) {
 			continue
 		}
 		if l := loads[pod.Spec.NodeName]; l != nil {

@@ -162,7 +162,7 @@ func runPodStorm(p *doctor.Pass) error {
 	pods := p.Snapshot.Pods()
 	for i := range pods {
 		pod := pods[i]
-		if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		if kube.Terminal(pod) {
 			terminated++
 		}
 		if !rejected(pod) { // evictions: see collectEvictions

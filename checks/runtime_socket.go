@@ -242,7 +242,7 @@ func socketWorkloads(s *snapshot.Snapshot) []*socketWorkload {
 	seen := map[string]bool{}
 	for _, pod := range s.Pods() {
 		top, ok := own.Top(pod)
-		if !ok || top.Spec != nil || terminal(pod) {
+		if !ok || top.Spec != nil || kube.Terminal(pod) {
 			continue // a bare pod, or a listed controller: judged above
 		}
 		mounts := runtimeMounts(&pod.Spec)
@@ -286,7 +286,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 	pods := p.Snapshot.Pods()
 	for i := range pods {
 		pod := pods[i]
-		if pod.Spec.NodeName == "" || terminal(pod) {
+		if pod.Spec.NodeName == "" || kube.Terminal(pod) {
 			continue
 		}
 		key := "Pod/" + pod.Namespace + "/" + pod.Name

@@ -150,10 +150,6 @@ type sandboxGroup struct {
 
 var cniPluginType = regexp.MustCompile(`plugin type="([^"]+)"`)
 
-func terminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
 func hasRunningContainer(p *corev1.Pod) bool {
 	for _, lists := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
 		for _, cs := range lists {
@@ -180,7 +176,7 @@ func runSandboxFailures(p *doctor.Pass) error {
 	for i := range pods {
 		pod := pods[i]
 		node := pod.Spec.NodeName
-		if node == "" || terminal(pod) {
+		if node == "" || kube.Terminal(pod) {
 			continue
 		}
 		key := pod.Namespace + "/" + pod.Name

@@ -104,7 +104,7 @@ const oomRecent = time.Hour
 // that is neither finished nor being deleted. A container that runs and is
 // ready has no problem, however often it restarted in the past.
 func PodProblems(pod *corev1.Pod, now time.Time) []ContainerProblem {
-	if pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if pod.DeletionTimestamp != nil || Terminal(pod) {
 		return nil
 	}
 	var out []ContainerProblem

@@ -25,11 +25,6 @@ func JobCondition(j *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondit
 	return nil
 }
 
-// PodTerminal says the pod has Succeeded or Failed: it holds no resources.
-func PodTerminal(p *corev1.Pod) bool {
-	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
 // ScheduledTimestampAnnotation is set by the CronJob controller on each
 // Job it creates: the time the run was scheduled for (RFC 3339).
 const ScheduledTimestampAnnotation = "batch.kubernetes.io/cronjob-scheduled-timestamp"

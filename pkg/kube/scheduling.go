@@ -84,7 +84,7 @@ func nodeUses(s *snapshot.Snapshot) map[string]*nodeUse {
 	return snapshot.Memo(s, nodeUseKey{}, func() map[string]*nodeUse {
 		out := map[string]*nodeUse{}
 		for _, p := range s.Pods() {
-			if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			if p.Spec.NodeName == "" || Terminal(p) {
 				continue
 			}
 			u := out[p.Spec.NodeName]
@@ -136,11 +136,6 @@ type NodeFit struct {
 // Fits says nothing keeps the node from taking the pod, as far as the snapshot tells.
 func (f *NodeFit) Fits() bool {
 	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 0 && len(f.Volumes) == 0
-}
-
-// OnlyPods says the node's one obstacle is its pod count.
-func (f *NodeFit) OnlyPods() bool {
-	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Volumes) == 0 && len(f.Short) == 1 && f.Short[0].Resource == corev1.ResourcePods
 }
 
 // Fit explains, from the snapshot, why no node takes a pod.
@@ -362,22 +357,6 @@ func TaintBlocked(place *Placement, nodes []corev1.Node) (map[string][]corev1.Ta
 		blocking[n.Name] = ts
 	}
 	return blocking, true
-}
-
-// TaintBlocked is TaintBlocked for the pod the fit explains.
-func (f *Fit) TaintBlocked() bool {
-	some := false
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		if n.SelectorMismatch {
-			continue
-		}
-		if !n.Cordoned && len(n.Taints) == 0 {
-			return false
-		}
-		some = true
-	}
-	return some
 }
 
 // OnlyFull says the nodes the pod may use (selector, taints and cordon

@@ -121,18 +121,6 @@ func (x *WarningIndex) AboutPod(p *corev1.Pod) []*Warning {
 	return x.About("Pod", p.Namespace, p.Name, p.UID)
 }
 
-// Newest is the newest event with one of the reasons, nil when none.
-func Newest(ws []*Warning, reasons ...string) *Warning {
-	for _, w := range ws {
-		for _, r := range reasons {
-			if w.Reason == r {
-				return w
-			}
-		}
-	}
-	return nil
-}
-
 // maxQuote caps a quoted event message: enough for a kubelet's or an
 // admission plugin's sentence, not a whole stack of wrapped errors.
 const maxQuote = 240
