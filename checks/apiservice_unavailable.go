@@ -80,39 +80,18 @@ func unavailableAPIServices(s *snapshot.Snapshot) map[string]*apiregistrationv1.
 	out := map[string]*apiregistrationv1.APIService{}
 	svcs := s.APIServices()
 	for i := range svcs {
-		if c := apiServiceAvailable(&svcs[i]); c != nil && c.Status != apiregistrationv1.ConditionTrue {
+		if c := kube.APIServiceAvailable(&svcs[i]); c != nil && c.Status != apiregistrationv1.ConditionTrue {
 			out[svcs[i].Name] = &svcs[i]
 		}
 	}
 	return out
 }
 
-func apiServiceAvailable(a *apiregistrationv1.APIService) *apiregistrationv1.APIServiceCondition {
-	for i := range a.Status.Conditions {
-		if a.Status.Conditions[i].Type == apiregistrationv1.Available {
-			return &a.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// apiServiceWhy is "EndpointsNotFound: cannot find endpointslices for ...".
-func apiServiceWhy(a *apiregistrationv1.APIService) string {
-	c := apiServiceAvailable(a)
-	if c == nil {
-		return "no Available condition"
-	}
-	if c.Message == "" {
-		return c.Reason
-	}
-	return c.Reason + ": " + c.Message
-}
-
 func runAPIServiceUnavailable(p *doctor.Pass) error {
 	blocked := namespacesBlockedBy(p.Snapshot)
 	bad := unavailableAPIServices(p.Snapshot)
 	for _, a := range bad {
-		c := apiServiceAvailable(a)
+		c := kube.APIServiceAvailable(a)
 		backend := "served locally"
 		if a.Spec.Service != nil {
 			backend = "backed by service " + a.Spec.Service.Namespace + "/" + a.Spec.Service.Name

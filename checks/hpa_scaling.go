@@ -179,7 +179,7 @@ func runHPAScaling(p *doctor.Pass) error {
 				msg := fmt.Sprintf("its %s metric is unavailable%s (%s: %s)", strings.ToLower(string(mt)), forDuration(p.Now, active.LastTransitionTime), active.Reason, active.Message)
 				group := metricAPIGroup[mt]
 				if a := kube.UnavailableAPIService(p.Snapshot, group); a != nil {
-					msg += fmt.Sprintf("; apiservice %s, which serves it, is unavailable (%s)", a.Name, kube.APIServiceWhy(a))
+					msg += fmt.Sprintf("; apiservice %s, which serves it, is unavailable (%s)", a.Name, apiServiceWhy(a))
 					rem = append(rem, doctor.Remediation{Text: "restore the metrics API first", Command: "kubectl describe apiservice " + a.Name})
 				} else {
 					rem = append(rem, doctor.Remediation{Text: "check that the " + group + " API serves the metric", Command: "kubectl get apiservices | grep metrics"})

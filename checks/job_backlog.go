@@ -96,6 +96,7 @@ func runJobBacklog(p *doctor.Pass) error {
 	byCronJob := map[string][]jobState{}
 	var bare []jobState
 	jobs := p.Snapshot.Jobs()
+	crons := kube.CronJobsOf(p.Snapshot)
 	for i := range jobs {
 		j := &jobs[i]
 		if j.Spec.Suspend != nil && *j.Spec.Suspend {
@@ -103,8 +104,10 @@ func runJobBacklog(p *doctor.Pass) error {
 		}
 		st := jobState{job: j, finished: kube.JobFinished(j), event: events[j.Namespace+"/"+j.Name]}
 		st.podless = !st.finished && j.Status.Active+j.Status.Succeeded+j.Status.Failed == 0
-		if owner := metav1.GetControllerOf(j); owner != nil && owner.Kind == "CronJob" {
-			byCronJob[j.Namespace+"/"+owner.Name] = append(byCronJob[j.Namespace+"/"+owner.Name], st)
+		if cj := crons.RunOf(j); cj != nil {
+			byCronJob[cj.Namespace+"/"+cj.Name] = append(byCronJob[cj.Namespace+"/"+cj.Name], st)
+		} else if owner := metav1.GetControllerOfNoCopy(j); owner != nil && owner.Kind == "CronJob" {
+			continue // a run of a CronJob no longer listed
 		} else if st.podless && (st.event != nil || p.Now.Sub(j.CreationTimestamp.Time) > podlessGrace) {
 			bare = append(bare, st)
 		}

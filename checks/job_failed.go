@@ -161,12 +161,19 @@ func runJobFailed(p *doctor.Pass) error {
 	byCron := map[string][]*batchv1.Job{}
 	bare := map[string][]failedJob{} // ns|reason
 	jobs := p.Snapshot.Jobs()
+	crons := kube.CronJobsOf(p.Snapshot)
 	for i := range jobs {
 		j := &jobs[i]
-		// Without CronJobs in the input, a CronJob's runs are judged as Jobs.
-		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && p.Snapshot.Err(snapshot.CronJobs) == nil {
-			byCron[j.Namespace+"/"+c.Name] = append(byCron[j.Namespace+"/"+c.Name], j)
-			continue
+		// Without CronJobs in the input, a CronJob's runs are judged as Jobs;
+		// with them, a run of a CronJob no longer listed is left alone.
+		if p.Snapshot.Err(snapshot.CronJobs) == nil {
+			if cj := crons.RunOf(j); cj != nil {
+				byCron[cj.Namespace+"/"+cj.Name] = append(byCron[cj.Namespace+"/"+cj.Name], j)
+				continue
+			}
+			if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" {
+				continue
+			}
 		}
 		if cond := kube.JobFailure(j); cond != nil {
 			k := j.Namespace + "|" + cond.Reason

@@ -2,10 +2,15 @@ package kube
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // JobFinished says the Job has ended or is ending: its Complete or Failed
@@ -77,4 +82,54 @@ func JobSucceeded(j *batchv1.Job) *batchv1.JobCondition {
 		return c
 	}
 	return JobCondition(j, batchv1.JobSuccessCriteriaMet)
+}
+
+// CronJobIndex finds the CronJob that started a Job.
+type CronJobIndex struct {
+	byUID  map[types.UID]*batchv1.CronJob
+	byName map[string]*batchv1.CronJob // namespace/name
+}
+
+type cronJobsKey struct{}
+
+// CronJobsOf returns the snapshot's CronJob index, built once per snapshot.
+func CronJobsOf(s *snapshot.Snapshot) *CronJobIndex {
+	return snapshot.Memo(s, cronJobsKey{}, func() *CronJobIndex { return NewCronJobIndex(s.CronJobs()) })
+}
+
+// NewCronJobIndex indexes the CronJobs by UID and by namespace and name.
+func NewCronJobIndex(cjs []batchv1.CronJob) *CronJobIndex {
+	x := &CronJobIndex{byUID: map[types.UID]*batchv1.CronJob{}, byName: map[string]*batchv1.CronJob{}}
+	for i := range cjs {
+		if cjs[i].UID != "" {
+			x.byUID[cjs[i].UID] = &cjs[i]
+		}
+		x.byName[cjs[i].Namespace+"/"+cjs[i].Name] = &cjs[i]
+	}
+	return x
+}
+
+// RunOf returns the listed CronJob whose run the Job is, nil when none.
+// The Job's controller reference decides, by UID; when no listed CronJob
+// has that UID (a reference written without one, or a CronJob recreated
+// under the same name) by the name it gives. A Job without a controller is
+// a run of the CronJob whose name it extends with a numeric suffix
+// (NAME-29410260: the CronJob controller names each run after its
+// scheduled minute), so a run whose owner reference was removed still
+// counts.
+func (x *CronJobIndex) RunOf(j *batchv1.Job) *batchv1.CronJob {
+	if c := metav1.GetControllerOfNoCopy(j); c != nil {
+		if c.Kind != "CronJob" {
+			return nil
+		}
+		if cj := x.byUID[c.UID]; cj != nil && c.UID != "" && cj.Namespace == j.Namespace {
+			return cj
+		}
+		return x.byName[j.Namespace+"/"+c.Name]
+	}
+	i := strings.LastIndexByte(j.Name, '-')
+	if i <= 0 || i == len(j.Name)-1 || strings.Trim(j.Name[i+1:], "0123456789") != "" {
+		return nil
+	}
+	return x.byName[j.Namespace+"/"+j.Name[:i]]
 }

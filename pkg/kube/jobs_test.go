@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestSortRuns: runs are ordered by the time they were due, then by
@@ -47,5 +48,50 @@ func TestSortRuns(t *testing.T) {
 	ending := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "PodFailurePolicy"}}}}
 	if !JobFinished(ending) || JobFailure(ending).Reason != "PodFailurePolicy" || JobSucceeded(ending) != nil {
 		t.Error("a Job with FailureTarget=True is a finished failure")
+	}
+}
+
+// TestRunOf pins how a Job is linked to its CronJob: by the controller's
+// UID, by the controller's name when no listed CronJob has that UID, by
+// NAME-<digits> when the Job has no controller; never across namespaces.
+func TestRunOf(t *testing.T) {
+	cjs := []batchv1.CronJob{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "backup", UID: "cj-backup"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "report", UID: "cj-report"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "backup"}}, // no UID
+	}
+	x := NewCronJobIndex(cjs)
+	ctl := true
+	job := func(ns, name, kind, owner string, uid types.UID) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if kind != "" {
+			j.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: kind, Name: owner, UID: uid, Controller: &ctl}}
+		}
+		return j
+	}
+	for _, c := range []struct {
+		name string
+		job  *batchv1.Job
+		want string // namespace/name, "" for none
+	}{
+		{"by UID", job("ops", "x-1", "CronJob", "backup", "cj-backup"), "ops/backup"},
+		{"UID wins over name", job("ops", "x-1", "CronJob", "backup", "cj-report"), "ops/report"},
+		{"unknown UID: by name", job("ops", "x-1", "CronJob", "backup", "old-uid"), "ops/backup"},
+		{"no UID: by name", job("web", "x-1", "CronJob", "backup", ""), "web/backup"},
+		{"UID of another namespace: by name", job("web", "x-1", "CronJob", "backup", "cj-backup"), "web/backup"},
+		{"CronJob not listed", job("ops", "gone-1", "CronJob", "gone", "cj-gone"), ""},
+		{"another controller", job("ops", "backup-29410260", "Workflow", "backup", "wf"), ""},
+		{"no controller: name pattern", job("ops", "backup-29410260", "", "", ""), "ops/backup"},
+		{"no controller: suffix not numeric", job("ops", "backup-manual", "", "", ""), ""},
+		{"no controller: no suffix", job("ops", "backup-", "", "", ""), ""},
+		{"no controller: other namespace", job("dev", "backup-29410260", "", "", ""), ""},
+	} {
+		got := ""
+		if cj := x.RunOf(c.job); cj != nil {
+			got = cj.Namespace + "/" + cj.Name
+		}
+		if got != c.want {
+			t.Errorf("%s: RunOf = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -187,18 +187,6 @@ func UnavailableAPIService(s *snapshot.Snapshot, group string) *apiregistrationv
 	return out
 }
 
-// APIServiceWhy is "EndpointsNotFound: cannot find endpointslices for ...".
-func APIServiceWhy(a *apiregistrationv1.APIService) string {
-	c := APIServiceAvailable(a)
-	if c == nil {
-		return "no Available condition"
-	}
-	if c.Message == "" {
-		return c.Reason
-	}
-	return c.Reason + ": " + strings.TrimSuffix(c.Message, ".")
-}
-
 // ScaledToZero returns a Deployment or StatefulSet of the namespace whose
 // pod template the selector matches and which is scaled to zero on
 // purpose, or nil: a Service or budget in front of it matching no pod is
