@@ -600,7 +600,7 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 		}
 		var notReady []*corev1.Pod
 		for _, pod := range pods {
-			if !podReady(pod) {
+			if !kube.Ready(pod) {
 				notReady = append(notReady, pod)
 				conds = append(conds, failingConditions(pod)...)
 				via = append(via, kube.Ref("v1", "Pod", pod))
@@ -640,15 +640,6 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 	}
 }
 
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // unavailableSince is when the workload lost availability: its Available
 // condition's transition (Deployments), else when its oldest unready pod
 // stopped being ready (or was created), else zero (unknown).
@@ -662,14 +653,9 @@ func unavailableSince(w *kube.Workload, pods []*corev1.Pod) time.Time {
 	}
 	var t time.Time
 	for _, pod := range pods {
-		if podReady(pod) {
-			continue
-		}
-		since := pod.CreationTimestamp.Time
-		for _, c := range pod.Status.Conditions {
-			if c.Type == corev1.PodReady && !c.LastTransitionTime.IsZero() {
-				since = c.LastTransitionTime.Time
-			}
+		since := kube.NotReadySince(pod)
+		if since.IsZero() {
+			continue // ready
 		}
 		if t.IsZero() || since.Before(t) {
 			t = since

@@ -604,7 +604,7 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 		if rs := newReplicaSet(h, d); rs != "" {
 			refs = append(refs, doctor.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: d.Namespace, Name: rs})
 			for _, pod := range p.Snapshot.Pods() {
-				if pod.Namespace == d.Namespace && kube.PodController(pod) == rs && !podReady(pod) {
+				if pod.Namespace == d.Namespace && kube.PodController(pod) == rs && !kube.Ready(pod) {
 					pods = append(pods, pod)
 					conds = append(conds, failingConditions(pod)...)
 				}

@@ -170,9 +170,11 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		return p, true
 	}
 	if !init && !cs.Ready && pod.Status.Phase == corev1.PodRunning {
-		started := cs.State.Running.StartedAt.Time
-		since := p.Since
-		if since.IsZero() || started.After(since) {
+		// A container is not ready since the pod is, or since it last
+		// started when that is later: a container that just restarted is
+		// starting again, and gets NotReadyAfter to become ready.
+		since := NotReadySince(pod)
+		if started := cs.State.Running.StartedAt.Time; since.IsZero() || started.After(since) {
 			since = started
 		}
 		if !since.IsZero() && now.Sub(since) >= NotReadyAfter {
@@ -199,12 +201,30 @@ func containerSpec(pod *corev1.Pod, name string, init bool) *corev1.Container {
 // problemSince is when the pod stopped being ready (or initialized, for init
 // containers), else when it started, else when it was created.
 func problemSince(pod *corev1.Pod, init bool) time.Time {
-	want := corev1.PodReady
 	if init {
-		want = corev1.PodInitialized
+		return lostSince(pod, corev1.PodInitialized)
 	}
+	return lostSince(pod, corev1.PodReady)
+}
+
+// NotReadySince is when the pod stopped being ready: its Ready condition's
+// last transition to not True; for a pod whose status does not date it
+// (no Ready condition yet), when it started, else when it was created.
+// Zero for a ready pod. Every "not ready for N minutes" is measured from
+// it, never from a container's start: a container that restarted is no
+// more ready than before.
+func NotReadySince(pod *corev1.Pod) time.Time {
+	if Ready(pod) {
+		return time.Time{}
+	}
+	return lostSince(pod, corev1.PodReady)
+}
+
+// lostSince is when the pod's condition of type t became not True, else
+// when the pod started, else when it was created.
+func lostSince(pod *corev1.Pod, t corev1.PodConditionType) time.Time {
 	for _, c := range pod.Status.Conditions {
-		if c.Type == want && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+		if c.Type == t && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
 			return c.LastTransitionTime.Time
 		}
 	}

@@ -88,3 +88,45 @@ func TestPodProblemsQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestNotReadySince pins when a pod stopped being ready: the Ready
+// condition's transition to not True, else its start, else its creation;
+// zero for a ready pod. A container's start never moves it.
+func TestNotReadySince(t *testing.T) {
+	at := func(m int) time.Time { return time.Date(2026, 6, 1, 11, m, 0, 0, time.UTC) }
+	pod := func(created int, started int, conds ...corev1.PodCondition) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(at(created))}}
+		if started > 0 {
+			s := metav1.NewTime(at(started))
+			p.Status.StartTime = &s
+		}
+		p.Status.Conditions = conds
+		// A container that restarted later than the pod lost readiness.
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at(50))}}}}
+		return p
+	}
+	ready := func(s corev1.ConditionStatus, m int) corev1.PodCondition {
+		c := corev1.PodCondition{Type: corev1.PodReady, Status: s}
+		if m > 0 {
+			c.LastTransitionTime = metav1.NewTime(at(m))
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name string
+		pod  *corev1.Pod
+		want time.Time
+	}{
+		{"ready", pod(1, 2, ready(corev1.ConditionTrue, 5)), time.Time{}},
+		{"not ready: the transition", pod(1, 2, ready(corev1.ConditionFalse, 30)), at(30)},
+		{"unknown counts as not ready", pod(1, 2, ready(corev1.ConditionUnknown, 20)), at(20)},
+		{"undated condition: the start", pod(1, 2, ready(corev1.ConditionFalse, 0)), at(2)},
+		{"no condition: the start", pod(1, 2), at(2)},
+		{"not started: the creation", pod(1, 0), at(1)},
+	} {
+		if got := NotReadySince(c.pod); !got.Equal(c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

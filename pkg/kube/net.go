@@ -55,6 +55,12 @@ func PodReady(p *corev1.Pod) (ready bool, since metav1.Time) {
 	return false, p.CreationTimestamp
 }
 
+// Ready says the pod's Ready condition is True.
+func Ready(p *corev1.Pod) bool {
+	ready, _ := PodReady(p)
+	return ready
+}
+
 // Terminal is true for a pod that has finished (Succeeded or Failed): it
 // holds no resources and will never serve again.
 func Terminal(p *corev1.Pod) bool {
