@@ -88,7 +88,7 @@ func cordonDrain(names string) []doctor.Remediation {
 }
 
 func withDescribe(names string, rest ...doctor.Remediation) []doctor.Remediation {
-	return append([]doctor.Remediation{kube.DescribeNodes(names)}, rest...)
+	return append([]doctor.Remediation{describeNodes(names)}, rest...)
 }
 
 var healthCauses = map[string]healthCause{
@@ -143,11 +143,12 @@ func cause(key string) healthCause {
 		return hc
 	}
 	if key == "unreachable" {
-		np, _ := kube.ProblemTaint(corev1.TaintNodeUnreachable)
+		np := nodeProblemWords[corev1.TaintNodeUnreachable]
 		return healthCause{state: np.State, sev: doctor.Critical, effect: np.Effect, fix: np.Fix,
 			meaning: "the machine is down, cut off from the API server, or its kubelet is stopped"}
 	}
-	np, _ := kube.ProblemCondition(corev1.NodeConditionType(key))
+	pc, _ := kube.ProblemCondition(corev1.NodeConditionType(key))
+	np := nodeProblemWords[pc.Taint]
 	return healthCause{state: np.State, sev: doctor.Warning, effect: np.Effect, fix: np.Fix}
 }
 

@@ -169,6 +169,7 @@ func runNodeTaints(p *doctor.Pass) error {
 		g := groups[id]
 		sort.Strings(g.nodes)
 		pt, _ := kube.ProblemTaint(g.key)
+		words := nodeProblemWords[g.key]
 		sev := doctor.Warning
 		consequence := "no new pods are scheduled there"
 		if g.noExecute {
@@ -183,16 +184,16 @@ func runNodeTaints(p *doctor.Pass) error {
 		if g.oldest != nil {
 			age = " for " + duration.HumanDuration(p.Now.Sub(*g.oldest))
 		}
-		msg := fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, pt.Meaning, consequence)
-		rem := pt.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0])
+		msg := fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, words.Meaning, consequence)
+		rem := words.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0])
 		if _, judged := conditionStands(&corev1.Node{}, pt); judged && !g.conditioned {
-			state := "is no longer " + pt.State
+			state := "is no longer " + words.State
 			if pt.Condition != corev1.NodeReady {
 				state = "no longer reports " + string(pt.Condition)
 			}
 			msg = fmt.Sprintf("%s tainted %s:%s%s, but the node %s: the taint outlived the condition behind it; the node lifecycle controller removes it once it sees that, so if it stays, that controller is not running or something re-adds it; %s",
 				who, g.key, g.effects, age, state, consequence)
-			rem = []doctor.Remediation{kube.DescribeNodes(strings.Join(doctor.Examples(g.nodes), " ")),
+			rem = []doctor.Remediation{describeNodes(strings.Join(doctor.Examples(g.nodes), " ")),
 				{Text: "if the taint stays, remove it", Command: fmt.Sprintf("kubectl taint nodes %s %s-", strings.Join(doctor.Examples(g.nodes), " "), g.key)}}
 		}
 		f := doctor.Finding{

@@ -3,8 +3,10 @@ package checks
 import (
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
 
@@ -24,4 +26,89 @@ func apiServiceWhy(a *apiregistrationv1.APIService) string {
 		return c.Reason
 	}
 	return c.Reason + ": " + strings.TrimSuffix(c.Message, ".")
+}
+
+// nodeProblemWording is how findings speak of a node problem (a
+// kube.NodeProblem, by its taint): node-taints explains the taint with it,
+// node-health the condition.
+type nodeProblemWording struct {
+	// State completes "node X has been ...": "under MemoryPressure".
+	State string
+	// Meaning says why the taint is there.
+	Meaning string
+	// Effect says what the condition does to pods.
+	Effect string
+	// Fix gives the remediation for the nodes (space-separated names) and
+	// the first of them, for commands that take one node.
+	Fix func(names, first string) []doctor.Remediation
+}
+
+// describeNodes is the first step of every node remediation.
+func describeNodes(names string) doctor.Remediation {
+	return doctor.Remediation{Text: "read the node's conditions and recent events", Command: "kubectl describe node " + names}
+}
+
+func podsOn(first string) string {
+	return "kubectl get pods -A -o wide --field-selector spec.nodeName=" + first
+}
+
+// nodeProblemWords has an entry for every kube.NodeProblem taint.
+var nodeProblemWords = map[string]nodeProblemWording{
+	corev1.TaintNodeNotReady: {State: "NotReady",
+		Meaning: "the kubelet reports NotReady (runtime, network or PLEG trouble)",
+		Fix: func(n, _ string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "on the node, check the kubelet and the container runtime", Command: "journalctl -u kubelet --since -1h; crictl info"}}
+		}},
+	corev1.TaintNodeUnreachable: {State: "unreachable",
+		Meaning: "the node controller has lost contact with the kubelet",
+		Effect:  "no new pods are scheduled there, and pods without a longer unreachable toleration are evicted after the default 300s",
+		Fix: func(n, _ string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "from the node or its serial console, check the kubelet", Command: "systemctl status kubelet; journalctl -u kubelet --since -1h"},
+				{Text: "keep new pods off it", Command: "kubectl cordon " + n},
+				{Text: "if the machine is gone for good, delete the Node so its pods are recreated elsewhere at once (a drain would wait for a kubelet that never answers), or mark it out of service so its stateful pods and volumes move",
+					Command: "kubectl taint nodes " + n + " " + corev1.TaintNodeOutOfService + "=nodeshutdown:NoExecute"}}
+		}},
+	corev1.TaintNodeMemoryPressure: {State: "under MemoryPressure",
+		Meaning: "the kubelet reports MemoryPressure and is evicting pods",
+		Effect:  "the kubelet evicts pods to reclaim memory, BestEffort and those over their requests first, and admits no new BestEffort pods",
+		Fix: func(n, first string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "find the pods on the node and give the biggest consumers memory limits", Command: podsOn(first)},
+				{Text: "on the node, see what uses the memory", Command: "crictl stats; free -m"}}
+		}},
+	corev1.TaintNodeDiskPressure: {State: "under DiskPressure",
+		Meaning: "the kubelet reports DiskPressure (node filesystem or image store nearly full)",
+		Effect:  "the kubelet garbage-collects images and evicts pods to free its filesystems, and admits no new pods",
+		Fix: func(n, _ string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "on the node, find what fills the disk and prune unused images", Command: "df -h /var/lib/kubelet /var/lib/containerd; du -sh /var/log/pods; crictl rmi --prune"}}
+		}},
+	corev1.TaintNodePIDPressure: {State: "under PIDPressure",
+		Meaning: "the kubelet reports PIDPressure (process IDs nearly exhausted)",
+		Effect:  "the kubelet evicts pods to free process IDs and admits no new pods",
+		Fix: func(n, first string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "find the pods on the node; cap processes per pod with the kubelet's podPidsLimit", Command: podsOn(first)},
+				{Text: "on the node, find the processes", Command: "ps -eLf --no-headers | wc -l; ps -e -o pid,nlwp,cmd --sort=-nlwp | head"}}
+		}},
+	corev1.TaintNodeNetworkUnavailable: {State: "NetworkUnavailable",
+		Meaning: "the node's network is not configured (NetworkUnavailable: the CNI or route controller has not finished)",
+		Effect:  "the node's pod network (routes or CNI) is not configured, so pods there have no network; no new pods are scheduled there",
+		Fix: func(n, first string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "check the CNI agent pod on the node (or the cloud route controller)", Command: "kubectl get pods -n kube-system -o wide --field-selector spec.nodeName=" + first}}
+		}},
+	"node.cloudprovider.kubernetes.io/uninitialized": {
+		Meaning: "the cloud controller manager has not initialised the node",
+		Fix: func(n, first string) []doctor.Remediation {
+			return []doctor.Remediation{describeNodes(n),
+				{Text: "check the cloud-controller-manager's events and logs for this node", Command: "kubectl get events -A --field-selector involvedObject.name=" + first}}
+		}},
+	corev1.TaintNodeOutOfService: {
+		Meaning: "the node is marked out of service: its pods are force-deleted and volumes detached",
+		Fix: func(n, _ string) []doctor.Remediation {
+			return []doctor.Remediation{{Text: "once the node is back or deleted, remove the taint", Command: "kubectl taint nodes " + n + " " + corev1.TaintNodeOutOfService + "-"}}
+		}},
 }

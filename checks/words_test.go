@@ -3,7 +3,10 @@ package checks
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
 
 // TestAPIServiceWhy pins how every check quotes the aggregator's verdict.
@@ -25,6 +28,26 @@ func TestAPIServiceWhy(t *testing.T) {
 	} {
 		if got := apiServiceWhy(c.a); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestNodeProblemWords: every node problem kube knows has its words and
+// a fix, and the words name no taint kube does not know.
+func TestNodeProblemWords(t *testing.T) {
+	for _, key := range []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable, corev1.TaintNodeMemoryPressure,
+		corev1.TaintNodeDiskPressure, corev1.TaintNodePIDPressure, corev1.TaintNodeNetworkUnavailable,
+		"node.cloudprovider.kubernetes.io/uninitialized", corev1.TaintNodeOutOfService} {
+		if _, ok := kube.ProblemTaint(key); !ok {
+			t.Errorf("kube does not know %s", key)
+		}
+		if w, ok := nodeProblemWords[key]; !ok || w.Meaning == "" || len(w.Fix("a b", "a")) == 0 {
+			t.Errorf("%s: no meaning or no fix", key)
+		}
+	}
+	for key := range nodeProblemWords {
+		if _, ok := kube.ProblemTaint(key); !ok {
+			t.Errorf("words for %s, which kube does not know", key)
 		}
 	}
 }
