@@ -96,12 +96,12 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 			// Name the backend's own failure: workload-pods folds it into this finding.
 			var cause *kube.OwnerProblem
 			if s := w.Service; s != nil {
-				if sentence, g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
-					w.Broken, cause = w.Broken+" ("+sentence+")", g
+				if g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
+					w.Broken, cause = w.Broken+" ("+backendSentence(g)+")", g
 				}
 			}
 			if cause != nil {
-				text, cmd := cause.Inspect()
+				text, cmd := inspectProblem(cause)
 				rem = append(rem, doctor.Remediation{Text: text + " (" + cause.Owner.KindName() + ")", Command: cmd})
 			}
 			if w.FailurePolicy == admissionregistrationv1.Fail {

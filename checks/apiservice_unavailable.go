@@ -99,8 +99,8 @@ func runAPIServiceUnavailable(p *doctor.Pass) error {
 		why := apiServiceWhy(a)
 		var cause *kube.OwnerProblem
 		if s := a.Spec.Service; s != nil {
-			if sentence, g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
-				why, cause = why+"; "+sentence, g
+			if g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
+				why, cause = why+"; "+backendSentence(g), g
 			}
 		}
 		msg := fmt.Sprintf("apiservice %s (%s/%s, %s) has been unavailable%s: %s; %s",
@@ -111,7 +111,7 @@ func runAPIServiceUnavailable(p *doctor.Pass) error {
 		}
 		rem := []doctor.Remediation{{Text: "read the aggregator's verdict", Command: "kubectl describe apiservice " + a.Name}}
 		if cause != nil {
-			text, cmd := cause.Inspect()
+			text, cmd := inspectProblem(cause)
 			rem = append(rem, doctor.Remediation{Text: text + " (" + cause.Owner.KindName() + ")", Command: cmd})
 		}
 		if s := a.Spec.Service; s != nil {

@@ -221,11 +221,11 @@ func runGatewayAPI(p *doctor.Pass) error {
 			}
 			if c := meta.FindStatusCondition(st.Conditions, string(gatewayv1.RouteConditionAccepted)); c != nil && c.Status == metav1.ConditionFalse {
 				rejected++
-				problems = append(problems, fmt.Sprintf("gateway %s rejects it (%s: %s)", key, c.Reason, kube.Quote(c.Message)))
+				problems = append(problems, fmt.Sprintf("gateway %s rejects it (%s: %s)", key, c.Reason, quote(c.Message)))
 			}
 			if c := meta.FindStatusCondition(st.Conditions, string(gatewayv1.RouteConditionResolvedRefs)); c != nil && c.Status == metav1.ConditionFalse &&
 				c.Reason != string(gatewayv1.RouteReasonBackendNotFound) { // computed below, with the port
-				problems = append(problems, fmt.Sprintf("gateway %s cannot resolve its references (%s: %s)", key, c.Reason, kube.Quote(c.Message)))
+				problems = append(problems, fmt.Sprintf("gateway %s cannot resolve its references (%s: %s)", key, c.Reason, quote(c.Message)))
 			}
 		}
 		if upstream > 0 && upstream == gatewayParents {
@@ -283,7 +283,7 @@ func classProblem(gc *gatewayv1.GatewayClass, now time.Time) string {
 	case c != nil && c.Status == metav1.ConditionTrue:
 		return ""
 	case c != nil && c.Status == metav1.ConditionFalse:
-		return fmt.Sprintf("is rejected by its controller %s (%s: %s)", gc.Spec.ControllerName, c.Reason, kube.Quote(c.Message))
+		return fmt.Sprintf("is rejected by its controller %s (%s: %s)", gc.Spec.ControllerName, c.Reason, quote(c.Message))
 	case now.Sub(gc.CreationTimestamp.Time) > gatewayGrace:
 		return fmt.Sprintf("has not been accepted by any controller in %s: no controller named %s runs in the cluster", since(now, gc.CreationTimestamp), gc.Spec.ControllerName)
 	}
@@ -297,7 +297,7 @@ func conditionProblem(conds []metav1.Condition, generation int64, created metav1
 		c := meta.FindStatusCondition(conds, t)
 		switch {
 		case c != nil && c.Status == metav1.ConditionFalse:
-			return fmt.Sprintf("is not %s (%s: %s)", strings.ToLower(t), c.Reason, kube.Quote(c.Message))
+			return fmt.Sprintf("is not %s (%s: %s)", strings.ToLower(t), c.Reason, quote(c.Message))
 		case (c == nil || c.Status == metav1.ConditionUnknown) && now.Sub(created.Time) > gatewayGrace:
 			return fmt.Sprintf("has not been %s by its controller in %s", strings.ToLower(t), since(now, created))
 		}

@@ -197,7 +197,7 @@ func runIngressBackends(p *doctor.Pass) error {
 				if addr == "" {
 					addr = lb.Hostname
 				}
-				problems = append(problems, fmt.Sprintf("its load balancer %s reports port %d/%s in error: %s", addr, pt.Port, pt.Protocol, kube.Quote(*pt.Error)))
+				problems = append(problems, fmt.Sprintf("its load balancer %s reports port %d/%s in error: %s", addr, pt.Port, pt.Protocol, quote(*pt.Error)))
 				rem = append(rem, doctor.Remediation{Text: "read the ingress controller's events for the load balancer", Command: fmt.Sprintf("kubectl describe ingress %s -n %s", ing.Name, ing.Namespace)})
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -91,7 +90,7 @@ func runPVReleased(p *doctor.Pass) error {
 			}
 			p.Report(doctor.Finding{Object: ref, Cause: "failed",
 				Message: fmt.Sprintf("persistentvolume %s%s%s is Failed: reclaiming it (%s) did not work: %s; its disk may still exist, unused and billed",
-					pv.Name, size, was, pv.Spec.PersistentVolumeReclaimPolicy, kube.Quote(why)),
+					pv.Name, size, was, pv.Spec.PersistentVolumeReclaimPolicy, quote(why)),
 				Remediation: []doctor.Remediation{
 					{Text: "read the PV controller's events", Command: "kubectl describe pv " + pv.Name},
 					{Text: "delete the disk in the storage backend, then the volume", Command: "kubectl delete pv " + pv.Name}}})

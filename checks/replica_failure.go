@@ -103,7 +103,7 @@ func runReplicaFailure(p *doctor.Pass) error {
 		}
 		p.Report(doctor.Finding{Severity: sev, Object: ref, Cause: "replica-failure",
 			Message: fmt.Sprintf("%s has %d of %d pods: %s (ReplicaFailure %s since %s ago): %s",
-				kn, rs.Status.Replicas, *rs.Spec.Replicas, why, cond.Reason, since(p.Now, cond.LastTransitionTime), kube.Quote(msg)),
+				kn, rs.Status.Replicas, *rs.Spec.Replicas, why, cond.Reason, since(p.Now, cond.LastTransitionTime), quote(msg)),
 			Remediation: rem})
 	}
 	return nil

@@ -51,3 +51,28 @@ func TestNodeProblemWords(t *testing.T) {
 		}
 	}
 }
+
+func TestExitCodeMeaning(t *testing.T) {
+	for code, want := range map[int32]string{1: "application error", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM", 130: "killed by signal 2"} {
+		if got := exitCodeMeaning(code); len(got) < len(want) || got[:len(want)] != want {
+			t.Errorf("exitCodeMeaning(%d) = %q, want prefix %q", code, got, want)
+		}
+	}
+}
+
+// TestTerminationWords: a SIGKILL that is not the OOM killer's says so.
+func TestTerminationWords(t *testing.T) {
+	for _, c := range []struct {
+		t    kube.Termination
+		want string
+	}{
+		{kube.Termination{ExitCode: 1, Reason: "Error"}, "exit code 1 (application error)"},
+		{kube.Termination{ExitCode: 137, Reason: "OOMKilled"}, "exit code 137 (SIGKILL: killed, by the OOM killer or after ignoring SIGTERM), reason OOMKilled"},
+		{kube.Termination{ExitCode: 137, Reason: "Error"}, "exit code 137 (SIGKILL, not an OOM kill: killed from outside, e.g. after failed liveness probes or ignoring SIGTERM)"},
+		{kube.Termination{ExitCode: 0, Reason: "Completed"}, "exit code 0 (exited successfully, but the container is expected to keep running)"},
+	} {
+		if got := terminationWords(&c.t); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.t, got, c.want)
+		}
+	}
+}

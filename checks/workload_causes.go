@@ -192,7 +192,7 @@ func probeKill(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, ph
 		phrase += " (" + describeProbe(pr) + ")"
 	}
 	if failure != nil {
-		phrase += ": " + kube.Quote(failure.Message)
+		phrase += ": " + quote(failure.Message)
 		if failure.Count > 1 {
 			phrase += fmt.Sprintf(" (x%d)", failure.Count)
 		}
@@ -222,7 +222,7 @@ func readinessFailure(p *doctor.Pass, g *kube.OwnerProblem, container string) st
 		s = " (" + describeProbe(pr) + ")"
 	}
 	if newest != nil {
-		s += ": " + kube.Quote(newest.Message)
+		s += ": " + quote(newest.Message)
 	}
 	return s
 }
@@ -283,7 +283,7 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 		return details + states, nil, []doctor.Remediation{{Text: "see the pod's events and volumes", Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, pod.Name)}}
 	}
 	ec := kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message)
-	quoted := fmt.Sprintf("%s: %s", ex.Event.Reason, kube.Quote(ex.Event.Message))
+	quoted := fmt.Sprintf("%s: %s", ex.Event.Reason, quote(ex.Event.Message))
 	describe := doctor.Remediation{Text: "see the pod's events", Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, pod.Name)}
 	switch ec.Class {
 	case kube.EventMultiAttach:
@@ -530,13 +530,13 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 			} else {
 				msg += fmt.Sprintf("calling admission webhook %s fails: ", ec.Subject)
 			}
-			msg += kube.Quote(cf.message)
+			msg += quote(cf.message)
 			if w, ok := hooks[ec.Subject]; ok {
 				via = append(via, w.Config)
 				rem = append(rem, doctor.Remediation{Text: "see the webhook's configuration and backend", Command: fmt.Sprintf("kubectl get %s %s -o yaml", w.KubectlKind(), w.Config.Name)})
 			}
 		default:
-			msg += kube.Quote(cf.message)
+			msg += quote(cf.message)
 		}
 		rem = append(rem, doctor.Remediation{Text: "read the controller's events", Command: fmt.Sprintf("kubectl describe %s %s -n %s", strings.ToLower(cf.kind), m.GetName(), ns)})
 		if a.known {

@@ -293,9 +293,9 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 	case kube.CrashLoop:
 		details = fmt.Sprintf("%s restarted %s", cp, doctor.Plural(int(ex.Restarts), "time", "times"))
 		if ex.Last != nil {
-			details += ", last " + ex.Last.Describe()
+			details += ", last " + terminationWords(ex.Last)
 			if ex.Last.Message != "" {
-				details += "; last termination message: " + kube.Quote(ex.Last.Message)
+				details += "; last termination message: " + quote(ex.Last.Message)
 			}
 		}
 		if _, phrase, ok := probeKill(p, g, ex.Container); ok {
@@ -313,9 +313,9 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(pull))
 		switch {
 		case event != "":
-			details += " (" + ex.Reason + "; the kubelet's newest pull error: " + kube.Quote(event) + ")"
+			details += " (" + ex.Reason + "; the kubelet's newest pull error: " + quote(event) + ")"
 		case ex.Message != "":
-			details += " (" + ex.Reason + ": " + kube.Quote(ex.Message) + ")"
+			details += " (" + ex.Reason + ": " + quote(ex.Message) + ")"
 		default:
 			details += " (" + ex.Reason + ")"
 		}
@@ -324,10 +324,10 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		}
 		return "unable to pull the image", details
 	case kube.ConfigError:
-		if ex.Missing != "" {
-			details = fmt.Sprintf("%s cannot be created: %s does not exist (%s)", cp, ex.Missing, ex.Reason)
+		if m := missingWords(ex); m != "" {
+			details = fmt.Sprintf("%s cannot be created: %s does not exist (%s)", cp, m, ex.Reason)
 		} else {
-			details = fmt.Sprintf("%s cannot be created (%s: %s)", cp, ex.Reason, kube.Quote(ex.Message))
+			details = fmt.Sprintf("%s cannot be created (%s: %s)", cp, ex.Reason, quote(ex.Message))
 		}
 		return "unable to start", details
 	case kube.NotReady:

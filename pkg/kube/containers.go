@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -79,10 +78,10 @@ type ContainerProblem struct {
 	Reason, Message string
 	Last            *Termination // the last termination, when there is one
 	Pull            PullFailure  // for ImagePull
-	// Missing names what a ConfigError says is missing: "configmap app-config",
-	// "key password in secret db-creds"; "" when the message names nothing.
-	Missing       string
-	MissingKind   string // ConfigMap or Secret
+	// MissingKind, MissingName and MissingKey say what a ConfigError says
+	// is missing (a ConfigMap or Secret, and a key of it); empty when the
+	// message names nothing.
+	MissingKind   string
 	MissingName   string
 	MissingKey    string
 	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
@@ -150,7 +149,6 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "PreCreateHookError", "PreStartHookError", "PostStartHookError":
 			p.Cause = ConfigError
 			p.MissingKind, p.MissingName, p.MissingKey = MissingConfig(w.Message)
-			p.Missing = describeMissing(p.MissingKind, p.MissingName, p.MissingKey)
 			return p, true
 		}
 		return p, false
@@ -316,103 +314,4 @@ func canonicalKind(s string) string {
 		return "Secret"
 	}
 	return "ConfigMap"
-}
-
-func describeMissing(kind, name, key string) string {
-	switch {
-	case name == "":
-		return ""
-	case key != "":
-		return fmt.Sprintf("key %s in %s %s", key, strings.ToLower(kind), name)
-	}
-	return strings.ToLower(kind) + " " + name
-}
-
-// ExitCodeMeaning says what a container's exit code usually means: 128+N is
-// death by signal N.
-func ExitCodeMeaning(code int32) string {
-	switch code {
-	case 0:
-		return "exited successfully, but the container is expected to keep running"
-	case 1:
-		return "application error"
-	case 2:
-		return "misuse of a shell builtin or bad arguments"
-	case 126:
-		return "command cannot execute (permissions)"
-	case 127:
-		return "command not found"
-	case 128 + 6:
-		return "SIGABRT: the process aborted"
-	case 128 + 9:
-		return "SIGKILL: killed, by the OOM killer or after ignoring SIGTERM"
-	case 128 + 11:
-		return "SIGSEGV: segmentation fault"
-	case 128 + 15:
-		return "SIGTERM: asked to stop, e.g. by a failed liveness probe"
-	case 255:
-		return "exit status out of range or fatal error"
-	}
-	if code > 128 && code < 128+65 {
-		return fmt.Sprintf("killed by signal %d", code-128)
-	}
-	return "application error"
-}
-
-// Describe is the termination in words: "exit code 1 (application error),
-// reason Error".
-func (t *Termination) Describe() string {
-	meaning := ExitCodeMeaning(t.ExitCode)
-	if t.ExitCode == 128+9 && t.Reason != "OOMKilled" {
-		// Reason Error with SIGKILL is a kill from outside (a probe, a
-		// stop that ignored SIGTERM), never the OOM killer's.
-		meaning = "SIGKILL, not an OOM kill: killed from outside, e.g. after failed liveness probes or ignoring SIGTERM"
-	}
-	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, meaning)
-	if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
-		s += ", reason " + t.Reason
-	}
-	return s
-}
-
-// Summary is the problem in a few words, for messages of other checks:
-// "is crash-looping: its last termination message says ...".
-func (p ContainerProblem) Summary() string {
-	switch p.Cause {
-	case CrashLoop:
-		s := "is crash-looping"
-		if p.Last != nil {
-			if p.Last.Message != "" {
-				return s + ": its last termination message says " + Quote(p.Last.Message)
-			}
-			return s + ": last " + p.Last.Describe()
-		}
-		return s
-	case OOMKill:
-		s := "is OOM-killed"
-		if p.MemoryLimit != nil {
-			s += " at its " + p.MemoryLimit.String() + " memory limit"
-		}
-		return s
-	case ImagePull:
-		return fmt.Sprintf("cannot pull image %s: %s", p.Image, p.Pull)
-	case ConfigError:
-		if p.Missing != "" {
-			return fmt.Sprintf("cannot start: %s does not exist", p.Missing)
-		}
-		return "cannot start: " + Quote(p.Message)
-	case NotReady:
-		return "is running but not ready"
-	}
-	return string(p.Cause)
-}
-
-// Quote shortens a cluster-provided message to one line of at most 200
-// characters, quoted.
-func Quote(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:197]) + "..."
-	}
-	return fmt.Sprintf("%q", s)
 }

@@ -45,14 +45,6 @@ func TestMissingConfig(t *testing.T) {
 	}
 }
 
-func TestExitCodeMeaning(t *testing.T) {
-	for code, want := range map[int32]string{1: "application error", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM", 130: "killed by signal 2"} {
-		if got := ExitCodeMeaning(code); len(got) < len(want) || got[:len(want)] != want {
-			t.Errorf("ExitCodeMeaning(%d) = %q, want prefix %q", code, got, want)
-		}
-	}
-}
-
 // TestPodProblemsQuiet: what must not be a problem.
 func TestPodProblemsQuiet(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)

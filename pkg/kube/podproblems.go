@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -164,15 +163,14 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 }
 
 // BackendProblem explains why a Service's pods do not serve: the first
-// problem (by severity of cause) of the pods its selector matches, as
-// "deployment/metrics-server is crash-looping: its last termination message
-// says ...". ok is false when its pods show no container problem. The
+// problem (by severity of cause) of the pods its selector matches, narrowed
+// to those pods. ok is false when its pods show no container problem. The
 // checks for APIServices and admission webhooks name it, and workload-pods
 // folds its finding on the same owner into theirs (see ChainedOwners).
-func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service string) (sentence string, g *OwnerProblem, ok bool) {
+func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service string) (g *OwnerProblem, ok bool) {
 	svc := ServicesOf(s).Get(namespace, service)
 	if svc == nil || len(svc.Spec.Selector) == 0 {
-		return "", nil, false
+		return nil, false
 	}
 	sel := labels.SelectorFromSet(svc.Spec.Selector)
 	for _, op := range OwnerProblemsOf(s, now) {
@@ -194,15 +192,7 @@ func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service stri
 			g = sub
 		}
 	}
-	if g == nil {
-		return "", nil, false
-	}
-	ex := g.Example()
-	who := g.Owner.KindName()
-	if spec := g.Owner.Spec; spec != nil && len(spec.Containers)+len(spec.InitContainers) > 1 {
-		who += " (container " + ex.Container + ")"
-	}
-	return fmt.Sprintf("%s %s", who, ex.Summary()), g, true
+	return g, g != nil
 }
 
 func causeRank(c Cause) int {
@@ -269,7 +259,7 @@ func ChainedServices(s *snapshot.Snapshot) map[string][]doctor.ObjectRef {
 func ChainedOwners(s *snapshot.Snapshot, now time.Time) map[string][]doctor.ObjectRef {
 	out := map[string][]doctor.ObjectRef{}
 	for _, b := range brokenBackends(s) {
-		if _, g, ok := BackendProblem(s, now, b.namespace, b.name); ok {
+		if g, ok := BackendProblem(s, now, b.namespace, b.name); ok {
 			k := OwnerKey(g.Owner)
 			if !slices.Contains(out[k], b.ref) {
 				out[k] = append(out[k], b.ref)
@@ -288,25 +278,6 @@ func PodController(p *corev1.Pod) string {
 		return c.Name
 	}
 	return ""
-}
-
-// Inspect is the command that shows the problem's evidence: the crashed
-// container's previous logs, or the pod's events.
-func (g *OwnerProblem) Inspect() (text, command string) {
-	ex := g.Example()
-	ns := g.Owner.Ref.Namespace
-	switch g.Cause {
-	case CrashLoop, OOMKill:
-		target := "pod/" + g.Pods[0].Name
-		switch g.Owner.Ref.Kind {
-		case "Deployment":
-			target = "deploy/" + g.Owner.Ref.Name
-		case "StatefulSet":
-			target = "sts/" + g.Owner.Ref.Name
-		}
-		return "read the crashed container's logs", fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)
-	}
-	return "see the kubelet's verdict in the pod's events", fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)
 }
 
 // startIgnored are Warning reasons that say nothing about why a bound pod
