@@ -207,10 +207,7 @@ func reportPodCapacity(p *doctor.Pass, g *capacityGroup) {
 			ws = append(ws, w)
 		}
 		sort.Strings(ws)
-		msg += fmt.Sprintf("; %s waiting for room: %s", doctor.Plural(len(ws), "pending pod is", "pending pods are"), strings.Join(doctor.Examples(ws), ", "))
-		if len(ws) > doctor.MaxExamples {
-			msg += ", ..."
-		}
+		msg += fmt.Sprintf("; %s waiting for room: %s", doctor.Plural(len(ws), "pending pod is", "pending pods are"), examplesEllipsis(ws))
 		if tooMany {
 			msg += " (the scheduler reports Too many pods)"
 		}

@@ -209,10 +209,7 @@ func reportPendingTaints(p *doctor.Pass, g *pendingGroup, nodes []corev1.Node) {
 	var problem, intended []*blockingTaint
 	for _, bt := range taints {
 		ns := nodeList(bt.nodes)
-		list := strings.Join(doctor.Examples(ns), ", ")
-		if len(ns) > doctor.MaxExamples {
-			list += ", ..."
-		}
+		list := examplesEllipsis(ns)
 		parts = append(parts, fmt.Sprintf("%s (%s: %s)", bt.taint.ToString(), doctor.Plural(len(ns), "node", "nodes"), list))
 		if isProblemTaint(bt.taint.Key) {
 			problem = append(problem, bt)

@@ -194,7 +194,7 @@ func consumerCause(p *doctor.Pass, pods []*corev1.Pod) (string, string) {
 			continue
 		}
 		return fmt.Sprintf("its class binds on first use (WaitForFirstConsumer) and its pod %s cannot be scheduled: %s",
-			pod.Name, kube.Explain(p.Snapshot, pod).Cause()), pod.Name
+			pod.Name, fitCause(kube.Explain(p.Snapshot, pod))), pod.Name
 	}
 	return "", ""
 }
@@ -216,10 +216,7 @@ func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
 	ref := doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: g.ns, Name: names[0]}
 	switch {
 	case g.owner != nil:
-		who = fmt.Sprintf("%s of %s %s for %s (%s)", doctor.Plural(len(names), "claim", "claims"), g.owner.KindName(), phase, age, strings.Join(doctor.Examples(names), ", "))
-		if len(names) > doctor.MaxExamples {
-			who = strings.TrimSuffix(who, ")") + ", ...)"
-		}
+		who = fmt.Sprintf("%s of %s %s for %s (%s)", doctor.Plural(len(names), "claim", "claims"), g.owner.KindName(), phase, age, examplesEllipsis(names))
 		ref = g.owner.Ref
 	case len(names) == 1:
 		who = fmt.Sprintf("persistentvolumeclaim %s %s for %s", names[0], phase, age)

@@ -152,7 +152,7 @@ func runUnschedulable(p *doctor.Pass) error {
 		}
 		cause, known := causes[fit]
 		if !known { // pods of one template share their Fit (kube.Explain): judge it once
-			cause = fit.Cause()
+			cause = fitCause(fit)
 			causes[fit] = cause
 		}
 		o, hasOwner := own.Top(pod)
@@ -209,14 +209,14 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		// affinity, topology spread, dynamic resources) keeps it off.
 		// The scheduler has the last word: never say a node can take a
 		// pod it just refused.
-		fits, parts := f.Breakdown()
+		fits, parts := fitBreakdown(f)
 		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, kube.Clip(g.verdict, 300))
 		if len(parts) > 0 {
 			msg += "; by the snapshot: " + strings.Join(parts, ", ")
 		}
 		msg += fmt.Sprintf("; on %s the scheduler's reason is one the snapshot does not show (host ports, pod affinity, topology spread, dynamic resources)",
 			strings.Join(doctor.Examples(fits), ", "))
-		if s := f.Soonest(); s != "" {
+		if s := soonestWords(f.Soonest()); s != "" {
 			msg += "; soonest fix: " + s
 		}
 	}

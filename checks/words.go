@@ -247,3 +247,14 @@ func quote(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// examplesEllipsis is the first doctor.MaxExamples names, sorted, joined
+// with commas, and ", ..." when there are more: "a, b, c, ...".
+// (node-drift's exampleList counts the rest instead: "and 5 more".)
+func examplesEllipsis(names []string) string {
+	s := strings.Join(doctor.Examples(names), ", ")
+	if len(names) > doctor.MaxExamples {
+		s += ", ..."
+	}
+	return s
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -73,6 +74,41 @@ func TestTerminationWords(t *testing.T) {
 	} {
 		if got := terminationWords(&c.t); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.t, got, c.want)
+		}
+	}
+}
+
+func TestFormatQuantity(t *testing.T) {
+	for _, c := range []struct {
+		r    corev1.ResourceName
+		q    string
+		want string
+	}{
+		{corev1.ResourceCPU, "1500m", "1.5 CPU"},
+		{corev1.ResourceCPU, "250m", "0.25 CPU"},
+		{corev1.ResourceMemory, "40Gi", "40Gi memory"},
+		{corev1.ResourceMemory, "1536Mi", "1.5Gi memory"},
+		{corev1.ResourceMemory, "300Mi", "300Mi memory"},
+		{"nvidia.com/gpu", "8", "8 nvidia.com/gpu"},
+	} {
+		if got := formatQuantity(c.r, resource.MustParse(c.q)); got != c.want {
+			t.Errorf("formatQuantity(%s, %s) = %q, want %q", c.r, c.q, got, c.want)
+		}
+	}
+}
+
+// TestExamplesEllipsis: sorted, three at most, ", ..." for the rest.
+func TestExamplesEllipsis(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"b", "a"}, "a, b"},
+		{[]string{"d", "c", "b", "a"}, "a, b, c, ..."},
+	} {
+		if got := examplesEllipsis(c.names); got != c.want {
+			t.Errorf("%v: %q, want %q", c.names, got, c.want)
 		}
 	}
 }

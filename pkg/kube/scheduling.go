@@ -2,10 +2,8 @@ package kube
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -391,123 +389,34 @@ func (f *Fit) AnyFits() bool {
 	return false
 }
 
-// Summary says, per reason, how many nodes refuse the pod, each node counted
-// once under its first obstacle in the scheduler's order (selector, cordon,
-// taints, room): "0/6 nodes can take it: 4 tainted (dedicated=gpu:NoSchedule),
-// 1 cordoned (node-5), 1 short of 1.5 CPU (node-6)".
-func (f *Fit) Summary() string {
-	fits, parts := f.Breakdown()
-	head := fmt.Sprintf("%d/%d nodes can take it", len(fits), len(f.Nodes))
-	if len(parts) == 0 {
-		return head
-	}
-	return head + ": " + strings.Join(parts, ", ")
+// SoonestFix is the single change that frees a node for a pod soonest.
+type SoonestFix struct {
+	Kind FixKind
+	// Node is the node to uncordon or to make room on.
+	Node string
+	// Taint (as Taint.ToString) is the taint to tolerate, the only
+	// obstacle on Nodes nodes.
+	Taint string
+	Nodes int
+	// Shortage is the node's one missing resource, for FixRoom.
+	Shortage Shortage
 }
 
-// Breakdown is Summary's parts: the nodes nothing in the snapshot keeps
-// off, and the per-reason counts of the others.
-func (f *Fit) Breakdown() (fits, parts []string) {
-	var selector, cordoned []string
-	tainted := map[string][]string{} // taint -> nodes
-	taintedNodes := 0
-	short := map[corev1.ResourceName][]Shortage{}
-	shortNodes := map[corev1.ResourceName][]string{}
-	shortCount := 0
-	volumeNodes := map[*VolumeTopology][]string{}
-	var volumeOrder []*VolumeTopology
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		switch {
-		case n.SelectorMismatch:
-			selector = append(selector, n.Node.Name)
-		case n.Cordoned:
-			cordoned = append(cordoned, n.Node.Name)
-		case len(n.Taints) > 0:
-			taintedNodes++
-			for _, t := range n.Taints {
-				tainted[t.ToString()] = append(tainted[t.ToString()], n.Node.Name)
-			}
-		case len(n.Short) > 0:
-			shortCount++
-			for _, s := range n.Short {
-				short[s.Resource] = append(short[s.Resource], s)
-				shortNodes[s.Resource] = append(shortNodes[s.Resource], n.Node.Name)
-			}
-		case len(n.Volumes) > 0:
-			v := n.Volumes[0]
-			if volumeNodes[v] == nil {
-				volumeOrder = append(volumeOrder, v)
-			}
-			volumeNodes[v] = append(volumeNodes[v], n.Node.Name)
-		default:
-			fits = append(fits, n.Node.Name)
-		}
-	}
-	if len(selector) > 0 {
-		parts = append(parts, fmt.Sprintf("%d not matching its node selector/affinity", len(selector)))
-	}
-	if len(cordoned) > 0 {
-		parts = append(parts, fmt.Sprintf("%d cordoned (%s)", len(cordoned), examples(cordoned)))
-	}
-	if taintedNodes > 0 {
-		ts := make([]string, 0, len(tainted))
-		for t := range tainted {
-			ts = append(ts, t)
-		}
-		sort.Slice(ts, func(i, j int) bool {
-			if len(tainted[ts[i]]) != len(tainted[ts[j]]) {
-				return len(tainted[ts[i]]) > len(tainted[ts[j]])
-			}
-			return ts[i] < ts[j]
-		})
-		var named []string
-		for _, t := range ts {
-			if len(ts) == 1 {
-				named = append(named, t)
-			} else {
-				named = append(named, fmt.Sprintf("%s ×%d", t, len(tainted[t])))
-			}
-		}
-		parts = append(parts, fmt.Sprintf("%d tainted (%s)", taintedNodes, strings.Join(named, ", ")))
-	}
-	if shortCount > 0 {
-		rs := make([]corev1.ResourceName, 0, len(short))
-		for r := range short {
-			rs = append(rs, r)
-		}
-		sort.Slice(rs, func(i, j int) bool { return rs[i] < rs[j] })
-		for _, r := range rs {
-			best := short[r][0]
-			bestNode := shortNodes[r][0]
-			for k, s := range short[r] {
-				if m, b := s.Missing(), best.Missing(); m.Cmp(b) < 0 {
-					best, bestNode = s, shortNodes[r][k]
-				}
-			}
-			switch {
-			case r == corev1.ResourcePods:
-				parts = append(parts, fmt.Sprintf("%d full of pods (%s)", len(short[r]), examples(shortNodes[r])))
-			case len(short[r]) == 1:
-				parts = append(parts, fmt.Sprintf("1 short of %s (%s: %s of %s free)", FormatQuantity(r, best.Missing()), bestNode,
-					FormatQuantity(r, nonNegative(best.Free)), FormatQuantity(r, best.Allocatable)))
-			default:
-				parts = append(parts, fmt.Sprintf("%d short of %s (at least %s missing, on %s)", len(short[r]), ResourceTitle(r),
-					FormatQuantity(r, best.Missing()), bestNode))
-			}
-		}
-	}
-	for _, v := range volumeOrder {
-		parts = append(parts, fmt.Sprintf("%d outside the %s of %s (%s: %s)", len(volumeNodes[v]), v.Source, v.Name(), v.Want, examples(volumeNodes[v])))
-	}
-	return fits, parts
-}
+// FixKind is what a SoonestFix changes.
+type FixKind int
+
+const (
+	FixUncordon FixKind = iota + 1 // the cordon is the node's only obstacle
+	FixTolerate                    // one intended taint is the only obstacle
+	FixRoom                        // room (one resource) is the only obstacle
+)
 
 // Soonest is the single change that frees a node soonest, in this order:
 // uncordon a node whose only obstacle is its cordon; tolerate the one
 // intended taint that is the only obstacle on the most nodes; free room on
 // the node closest to fitting. Nodes the selector excludes are not
-// considered. Empty when no single change frees a node.
-func (f *Fit) Soonest() string {
+// considered. Nil when no single change frees a node.
+func (f *Fit) Soonest() *SoonestFix {
 	var uncordon []string
 	tolerate := map[string][]string{}
 	var shortOnly []*NodeFit
@@ -526,7 +435,7 @@ func (f *Fit) Soonest() string {
 		}
 	}
 	if len(uncordon) > 0 {
-		return fmt.Sprintf("uncordon %s (the cordon is its only obstacle)", uncordon[0])
+		return &SoonestFix{Kind: FixUncordon, Node: uncordon[0]}
 	}
 	if len(tolerate) > 0 {
 		best := ""
@@ -535,7 +444,7 @@ func (f *Fit) Soonest() string {
 				best = t
 			}
 		}
-		return fmt.Sprintf("tolerate %s, if the workload belongs there (the only obstacle on %s)", best, plural(len(tolerate[best]), "node", "nodes"))
+		return &SoonestFix{Kind: FixTolerate, Taint: best, Nodes: len(tolerate[best])}
 	}
 	if len(shortOnly) > 0 {
 		sort.SliceStable(shortOnly, func(i, j int) bool {
@@ -544,14 +453,9 @@ func (f *Fit) Soonest() string {
 			return share(a) < share(b)
 		})
 		n := shortOnly[0]
-		s := n.Short[0]
-		if s.Resource == corev1.ResourcePods {
-			return fmt.Sprintf("make room for one pod on %s (it runs its %s allocatable pods)", n.Node.Name, s.Allocatable.String())
-		}
-		return fmt.Sprintf("free %s on %s, or lower the request to %s (room is its only obstacle)", FormatQuantity(s.Resource, s.Missing()),
-			n.Node.Name, FormatQuantity(s.Resource, nonNegative(s.Free)))
+		return &SoonestFix{Kind: FixRoom, Node: n.Node.Name, Shortage: n.Short[0]}
 	}
-	return ""
+	return nil
 }
 
 func share(s Shortage) float64 {
@@ -562,95 +466,13 @@ func share(s Shortage) float64 {
 	return float64(m.MilliValue()) / float64(s.Allocatable.MilliValue())
 }
 
-func nonNegative(q resource.Quantity) resource.Quantity {
+// NonNegative is q, or zero when q is negative (a node whose bound pods
+// request more than its allocatable has nothing free).
+func NonNegative(q resource.Quantity) resource.Quantity {
 	if q.Sign() < 0 {
 		return resource.Quantity{}
 	}
 	return q
-}
-
-// ResourceTitle is how messages name a resource: "CPU", "memory", "nvidia.com/gpu".
-func ResourceTitle(r corev1.ResourceName) string {
-	if r == corev1.ResourceCPU {
-		return "CPU"
-	}
-	return string(r)
-}
-
-// FormatQuantity writes a quantity for people: CPU in cores ("1.5 CPU",
-// "0.25 CPU"), memory and storage in Gi or Mi ("1.5Gi memory"), others as counts.
-func FormatQuantity(r corev1.ResourceName, q resource.Quantity) string {
-	switch r {
-	case corev1.ResourceCPU:
-		return strconv.FormatFloat(float64(q.MilliValue())/1000, 'f', -1, 64) + " CPU"
-	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage, corev1.ResourceStorage:
-		return Bytes(q.Value()) + " " + string(r)
-	}
-	return q.String() + " " + string(r)
-}
-
-// Bytes is a byte count in Gi (one decimal) or Mi.
-func Bytes(b int64) string {
-	const mi, gi = 1 << 20, 1 << 30
-	if b >= gi || -b >= gi {
-		return strconv.FormatFloat(math.Round(float64(b)/gi*10)/10, 'f', -1, 64) + "Gi"
-	}
-	return strconv.FormatInt((b+mi-1)/mi, 10) + "Mi"
-}
-
-func examples(names []string) string {
-	s := slices.Clone(names)
-	sort.Strings(s)
-	if len(s) > 3 {
-		return strings.Join(s[:3], ", ") + ", ..."
-	}
-	return strings.Join(s, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}
-
-// Cause says what keeps the pod pending, most definitive first: missing
-// claims, requests no node can hold, a selector no node matches; else the
-// per-node Summary and the Soonest fix.
-func (f *Fit) Cause() string {
-	var causes []string
-	for _, c := range f.MissingClaims {
-		causes = append(causes, fmt.Sprintf("its persistentvolumeclaim %s does not exist", c))
-	}
-	for _, s := range f.NeverFits {
-		causes = append(causes, fmt.Sprintf("it requests %s, more than any node's allocatable (the largest has %s): it can never fit as the cluster is",
-			FormatQuantity(s.Resource, s.Request), FormatQuantity(s.Resource, s.Allocatable)))
-	}
-	matching := 0
-	for i := range f.Nodes {
-		if !f.Nodes[i].SelectorMismatch {
-			matching++
-		}
-	}
-	switch {
-	case len(f.Nodes) == 0:
-		causes = append(causes, "the cluster has no node")
-	case len(f.VolumeNowhere) > 0:
-		causes = append(causes, f.VolumeNowhere...)
-	case matching == 0:
-		c := "no node matches its node selector/affinity"
-		if len(f.AbsentLabels) > 0 {
-			c += ": " + strings.Join(f.AbsentLabels, "; ")
-		}
-		causes = append(causes, c)
-	case len(causes) == 0:
-		c := f.Summary()
-		if s := f.Soonest(); s != "" {
-			c += "; soonest fix: " + s
-		}
-		causes = append(causes, c)
-	}
-	return strings.Join(causes, "; ")
 }
 
 // volumeNowhere: each volume restriction that no node meets at all, or
