@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -64,8 +63,6 @@ CronJobs with ` + "`startingDeadlineSeconds`" + `; delete the stuck Jobs; consid
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#timeouts`,
 }
-
-var webhookInError = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
 
 const podlessGrace = 10 * time.Minute
 
@@ -133,21 +130,20 @@ func blockingCause(states []jobState, hooks map[string]kube.Webhook) (string, []
 	if newest == nil {
 		return "", nil
 	}
-	m := webhookInError.FindStringSubmatch(newest.Message)
-	if m == nil {
+	name, detail, ok := kube.FailedWebhook(newest.Message)
+	if !ok {
 		return "the job controller reports: " + newest.Message, nil
 	}
-	w, known := hooks[m[1]]
+	w, known := hooks[name]
 	if !known {
-		return fmt.Sprintf("admission webhook %s fails: %s", m[1], newest.Message), nil
+		return fmt.Sprintf("admission webhook %s fails: %s", name, newest.Message), nil
 	}
 	cause := fmt.Sprintf("admission webhook %s fails (failurePolicy %s, timeout %ds", w.Name, w.FailurePolicy, w.Timeout)
 	if w.Broken != "" {
 		cause += "; " + w.Broken
 	}
 	// Keep what the API server said after the webhook's name.
-	_, detail, _ := strings.Cut(newest.Message, m[0])
-	cause += "): " + strings.TrimLeft(detail, ": ")
+	cause += "): " + detail
 	rem := []doctor.Remediation{{Text: fmt.Sprintf("fix or scope webhook %s (see the admission-webhooks finding)", w.Name),
 		Command: fmt.Sprintf("kubectl get %s %s -o yaml", w.KubectlKind(), w.Config.Name)}}
 	if s := w.Service; s != nil && w.Broken != "" {

@@ -89,16 +89,7 @@ func runNodePodCapacity(p *doctor.Pass) error {
 		if !ok || q.Value() <= 0 {
 			continue
 		}
-		loads[nodes[i].Name] = &nodeLoad{node: &nodes[i], max: q.Value(), waiting: map[string]bool{}}
-	}
-	for i := range pods {
-		pod := pods[i]
-		if pod.Spec.NodeName == "" || kube.Terminal(pod) {
-			continue
-		}
-		if l := loads[pod.Spec.NodeName]; l != nil {
-			l.used++
-		}
+		loads[nodes[i].Name] = &nodeLoad{node: &nodes[i], max: q.Value(), used: kube.PodsOn(p.Snapshot, nodes[i].Name), waiting: map[string]bool{}}
 	}
 	full := func(name string) bool { l := loads[name]; return l != nil && l.used >= l.max }
 	for i := range pods {

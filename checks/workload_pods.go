@@ -200,7 +200,7 @@ func runWorkloadPods(p *doctor.Pass) error {
 	chained := kube.ChainedOwners(p.Snapshot, p.Now)
 	histories := map[string]kube.WorkloadHistory{}
 	for _, h := range kube.Histories(p.Snapshot) {
-		histories[h.Namespace+"/"+h.Kind+"/"+h.Name] = h
+		histories[kube.RefKey(doctor.ObjectRef{Namespace: h.Namespace, Kind: h.Kind, Name: h.Name})] = h
 	}
 	stuckDone := map[string]bool{}
 	reported := map[string]bool{} // owners with a finding naming a cause

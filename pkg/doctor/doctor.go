@@ -90,6 +90,10 @@ func (p *Pass) Report(f Finding) {
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
+// ValidName says the name is kebab-case ("replicas-at-least-2"), as every
+// check's name, built in or from a configuration, must be.
+func ValidName(name string) bool { return nameRE.MatchString(name) }
+
 // Validate rejects a registry that would confuse users or CI: unnamed,
 // duplicate or undocumented checks, checks with no reads or no run function.
 // It is called at start-up and by a test, so a bad check never ships.
@@ -99,7 +103,7 @@ func Validate(checks []*Check) error {
 		switch {
 		case c == nil:
 			return fmt.Errorf("check %d is nil", i)
-		case !nameRE.MatchString(c.Name):
+		case !ValidName(c.Name):
 			return fmt.Errorf("check %d: name %q is not kebab-case", i, c.Name)
 		case seen[c.Name]:
 			return fmt.Errorf("check %q is registered twice", c.Name)

@@ -296,3 +296,14 @@ func TestFoldKeepsTheCauseSeverity(t *testing.T) {
 		t.Fatalf("got %+v, want the symptom's severity raised onto the cause", got)
 	}
 }
+
+// TestValidName pins the check-name pattern shared by the registry and
+// configured checks.
+func TestValidName(t *testing.T) {
+	for name, want := range map[string]bool{"pod-storm": true, "replicas-at-least-2": true, "a": true,
+		"": false, "Bad_Name": false, "-lead": false, "trail-": false, "double--dash": false, "2fast": false} {
+		if got := doctor.ValidName(name); got != want {
+			t.Errorf("ValidName(%q) = %t, want %t", name, got, want)
+		}
+	}
+}

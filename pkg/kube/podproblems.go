@@ -114,7 +114,7 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 					continue
 				}
 				seen[p.Cause] = true
-				key := w.Ref.Namespace + "/" + w.Ref.Kind + "/" + w.Ref.Name + "/" + string(p.Cause)
+				key := OwnerKey(w) + "/" + string(p.Cause)
 				if !ok {
 					key = w.Ref.Namespace + "/Pod/*/" + string(p.Cause) // bare pods: one group per namespace
 				}
@@ -269,8 +269,12 @@ func ChainedOwners(s *snapshot.Snapshot, now time.Time) map[string][]doctor.Obje
 	return out
 }
 
-// OwnerKey is the key ChainedOwners uses.
-func OwnerKey(w *Workload) string { return w.Ref.Namespace + "/" + w.Ref.Kind + "/" + w.Ref.Name }
+// OwnerKey is the key owners are indexed by, here (ChainedOwners) and in
+// checks: "namespace/Kind/name".
+func OwnerKey(w *Workload) string { return RefKey(w.Ref) }
+
+// RefKey is OwnerKey for an object reference.
+func RefKey(r doctor.ObjectRef) string { return r.Namespace + "/" + r.Kind + "/" + r.Name }
 
 // PodController is the name of the pod's controller (its ReplicaSet), or "".
 func PodController(p *corev1.Pod) string {

@@ -76,6 +76,15 @@ type nodeUse struct {
 
 type nodeUseKey struct{}
 
+// PodsOn is how many pods are bound to the node and not Succeeded or
+// Failed: what its allocatable pods are measured against.
+func PodsOn(s *snapshot.Snapshot, node string) int64 {
+	if u := nodeUses(s)[node]; u != nil {
+		return u.pods
+	}
+	return 0
+}
+
 // nodeUses sums, per node, the requests of the pods bound there that are
 // not Succeeded or Failed, as the scheduler's NodeInfo does.
 func nodeUses(s *snapshot.Snapshot) map[string]*nodeUse {

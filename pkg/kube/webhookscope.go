@@ -62,6 +62,18 @@ func (w Webhook) ExcludeKubeSystemPatch() string {
 // webhookInError finds the webhook a failed request names.
 var webhookInError = regexp.MustCompile(`failed calling webhook "([^"]+)"`)
 
+// FailedWebhook reads the webhook an API error names ("failed calling
+// webhook "NAME": ..."), and what the API server said after the name;
+// false when the message names none.
+func FailedWebhook(message string) (name, detail string, ok bool) {
+	m := webhookInError.FindStringSubmatch(message)
+	if m == nil {
+		return "", "", false
+	}
+	_, detail, _ = strings.Cut(message, m[0])
+	return m[1], strings.TrimLeft(detail, ": "), true
+}
+
 // WebhookHarm is the evidence that a webhook's failures hurt: controllers'
 // FailedCreate events that name it, and the API server's counters of
 // requests that failed open or were rejected because calling it failed.
@@ -98,10 +110,10 @@ func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
 	return snapshot.Memo(s, webhookHarmKey{}, func() map[string]WebhookHarm {
 		out := map[string]WebhookHarm{}
 		for _, e := range WarningEventsOf(s).Reason("FailedCreate") {
-			if m := webhookInError.FindStringSubmatch(e.Message); m != nil {
-				h := out[m[1]]
+			if name, _, ok := FailedWebhook(e.Message); ok {
+				h := out[name]
 				h.FailedCreates += e.Count
-				out[m[1]] = h
+				out[name] = h
 			}
 		}
 		mf := s.Metrics()

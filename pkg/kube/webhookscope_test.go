@@ -26,3 +26,22 @@ func TestExcludeKubeSystemPatchNeverReplaces(t *testing.T) {
 		t.Errorf("scope = %q", got)
 	}
 }
+
+// TestFailedWebhook pins how an API error names the webhook that failed.
+func TestFailedWebhook(t *testing.T) {
+	for _, c := range []struct {
+		msg, name, detail string
+		ok                bool
+	}{
+		{`Error creating: Internal error occurred: failed calling webhook "validate.kyverno.svc": failed to call webhook: context deadline exceeded`,
+			"validate.kyverno.svc", "failed to call webhook: context deadline exceeded", true},
+		{`failed calling webhook "a.example.io"`, "a.example.io", "", true},
+		{`admission webhook "deny.example.io" denied the request: no`, "", "", false},
+		{`pods "x" is forbidden: exceeded quota: compute`, "", "", false},
+	} {
+		name, detail, ok := FailedWebhook(c.msg)
+		if name != c.name || detail != c.detail || ok != c.ok {
+			t.Errorf("FailedWebhook(%q) = %q, %q, %t; want %q, %q, %t", c.msg, name, detail, ok, c.name, c.detail, c.ok)
+		}
+	}
+}
