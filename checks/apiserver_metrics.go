@@ -63,41 +63,6 @@ delete the debris that inflates object counts, and fix the APIService backend.
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/`,
 }
 
-func metricLabels(m *dto.Metric) map[string]string {
-	out := map[string]string{}
-	for _, l := range m.GetLabel() {
-		out[l.GetName()] = l.GetValue()
-	}
-	return out
-}
-
-func value(m *dto.Metric) float64 {
-	switch {
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Untyped != nil:
-		return m.Untyped.GetValue()
-	}
-	return 0
-}
-
-// sumBy adds a family's values up per label value.
-func sumBy(fam *dto.MetricFamily, label string, keep func(map[string]string) bool) map[string]float64 {
-	out := map[string]float64{}
-	if fam == nil {
-		return out
-	}
-	for _, m := range fam.GetMetric() {
-		l := metricLabels(m)
-		if keep == nil || keep(l) {
-			out[l[label]] += value(m)
-		}
-	}
-	return out
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -128,15 +93,15 @@ func webhookConfigs(s *snapshot.Snapshot) map[string]doctor.ObjectRef {
 }
 
 func reportWebhookMetrics(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
-	failOpen := sumBy(mf["apiserver_admission_webhook_fail_open_count"], "name", nil)
-	callErrors := sumBy(mf["apiserver_admission_webhook_rejection_count"], "name", func(l map[string]string) bool {
+	failOpen := kube.SumBy(mf["apiserver_admission_webhook_fail_open_count"], "name", nil)
+	callErrors := kube.SumBy(mf["apiserver_admission_webhook_rejection_count"], "name", func(l map[string]string) bool {
 		return l["error_type"] == "calling_webhook_error"
 	})
 	count, sum := map[string]float64{}, map[string]float64{}
 	if fam := mf["apiserver_admission_webhook_admission_duration_seconds"]; fam != nil {
 		for _, m := range fam.GetMetric() {
 			if h := m.GetHistogram(); h != nil {
-				n := metricLabels(m)["name"]
+				n := kube.MetricLabels(m)["name"]
 				count[n] += float64(h.GetSampleCount())
 				sum[n] += h.GetSampleSum()
 			}
@@ -177,8 +142,8 @@ func reportWebhookMetrics(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
 }
 
 func reportAPIServiceFlaps(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
-	flaps := sumBy(mf["aggregator_unavailable_apiservice_total"], "name", nil)
-	now := sumBy(mf["aggregator_unavailable_apiservice"], "name", nil)
+	flaps := kube.SumBy(mf["aggregator_unavailable_apiservice_total"], "name", nil)
+	now := kube.SumBy(mf["aggregator_unavailable_apiservice"], "name", nil)
 	for _, name := range sortedKeys(flaps) {
 		if flaps[name] < 3 {
 			continue
@@ -208,7 +173,7 @@ func reportAPFRejections(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
 	}
 	levels := map[string]*level{}
 	for _, m := range fam.GetMetric() {
-		l, v := metricLabels(m), value(m)
+		l, v := kube.MetricLabels(m), kube.MetricValue(m)
 		if v == 0 {
 			continue
 		}
@@ -249,16 +214,16 @@ func objectCounts(mf map[string]*dto.MetricFamily) map[string]float64 {
 	if fam := mf["apiserver_resource_objects"]; fam != nil {
 		out := map[string]float64{}
 		for _, m := range fam.GetMetric() {
-			l := metricLabels(m)
+			l := kube.MetricLabels(m)
 			res := l["resource"]
 			if l["group"] != "" {
 				res += "." + l["group"]
 			}
-			out[res] += value(m)
+			out[res] += kube.MetricValue(m)
 		}
 		return out
 	}
-	return sumBy(mf["apiserver_storage_objects"], "resource", nil)
+	return kube.SumBy(mf["apiserver_storage_objects"], "resource", nil)
 }
 
 func reportObjectCounts(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
@@ -288,8 +253,8 @@ func reportObjectCounts(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
 }
 
 func reportListCost(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
-	fetched := sumBy(mf["apiserver_storage_list_fetched_objects_total"], "resource", nil)
-	returned := sumBy(mf["apiserver_storage_list_returned_objects_total"], "resource", nil)
+	fetched := kube.SumBy(mf["apiserver_storage_list_fetched_objects_total"], "resource", nil)
+	returned := kube.SumBy(mf["apiserver_storage_list_returned_objects_total"], "resource", nil)
 	for _, res := range sortedKeys(fetched) {
 		f, r := fetched[res], returned[res]
 		if f < 100000 || f < 50*max(r, 1) {

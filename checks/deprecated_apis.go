@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -64,10 +65,10 @@ func runDeprecatedAPIs(p *doctor.Pass) error {
 	}
 	var apis []api
 	for _, m := range mf.GetMetric() {
-		if value(m) == 0 {
+		if kube.MetricValue(m) == 0 {
 			continue
 		}
-		l := metricLabels(m)
+		l := kube.MetricLabels(m)
 		removed := l["removed_release"]
 		if removed == "" {
 			continue

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -117,39 +116,19 @@ func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
 			}
 		}
 		mf := s.Metrics()
-		each := func(name string, add func(*WebhookHarm, map[string]string, float64)) {
-			fam := mf[name]
-			if fam == nil {
-				return
-			}
-			for _, m := range fam.GetMetric() {
-				l := map[string]string{}
-				for _, lp := range m.GetLabel() {
-					l[lp.GetName()] = lp.GetValue()
-				}
-				h := out[l["name"]]
-				add(&h, l, metricValue(m))
-				out[l["name"]] = h
-			}
+		for name, v := range SumBy(mf["apiserver_admission_webhook_fail_open_count"], "name", nil) {
+			h := out[name]
+			h.FailedOpen += v
+			out[name] = h
 		}
-		each("apiserver_admission_webhook_fail_open_count", func(h *WebhookHarm, _ map[string]string, v float64) { h.FailedOpen += v })
-		each("apiserver_admission_webhook_rejection_count", func(h *WebhookHarm, l map[string]string, v float64) {
-			if l["error_type"] == "calling_webhook_error" {
-				h.Refused += v
-			}
+		refused := SumBy(mf["apiserver_admission_webhook_rejection_count"], "name", func(l map[string]string) bool {
+			return l["error_type"] == "calling_webhook_error"
 		})
+		for name, v := range refused {
+			h := out[name]
+			h.Refused += v
+			out[name] = h
+		}
 		return out
 	})
-}
-
-func metricValue(m *dto.Metric) float64 {
-	switch {
-	case m.GetCounter() != nil:
-		return m.GetCounter().GetValue()
-	case m.GetGauge() != nil:
-		return m.GetGauge().GetValue()
-	case m.GetUntyped() != nil:
-		return m.GetUntyped().GetValue()
-	}
-	return 0
 }
