@@ -34,7 +34,7 @@ type evictionGroup struct {
 	pods          map[string]bool // pod UIDs (or namespace/name) counted
 	names         []string
 	nodes         map[string]int
-	kinds         map[string]int // Eviction.Short() -> count
+	kinds         map[string]int // evictionShort -> count
 	resources     map[string]int
 	times         []time.Time
 	newest        kube.Eviction
@@ -56,7 +56,7 @@ func (g *evictionGroup) add(p *doctor.Pass, key, name, node string, at time.Time
 	if node != "" {
 		g.nodes[node]++
 	}
-	g.kinds[e.Short()]++
+	g.kinds[evictionShort(e)]++
 	if e.Resource != "" {
 		g.resources[e.Resource]++
 	}
@@ -253,7 +253,7 @@ func reportEvictionGroup(p *doctor.Pass, g *evictionGroup) {
 	}
 	b.WriteString(": " + evictionCauses(g))
 	resource := topCount(g.resources)
-	if d := kube.Declares(g.spec, resource); d != "" && g.newest.Kind == kube.EvictNodePressure {
+	if d := declares(g.spec, resource); d != "" && g.newest.Kind == kube.EvictNodePressure {
 		b.WriteString("; " + d)
 	}
 	if g.owner != nil && g.owner.Object != nil {

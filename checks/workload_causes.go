@@ -304,7 +304,7 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 		}
 		rem = append(rem, doctor.Remediation{Text: "see which node the volume is attached to", Command: "kubectl get volumeattachments"})
 	case kube.EventVolumeMissing:
-		details = ec.Detail + " (" + ex.Event.Reason + ")"
+		details = eventDetail(ec) + " (" + ex.Event.Reason + ")"
 		kind, name, _ := strings.Cut(ec.Subject, " ")
 		switch kind {
 		case "configmap":
@@ -513,16 +513,16 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 		ns := m.GetNamespace()
 		switch ec.Class {
 		case kube.EventQuota:
-			msg += ec.Detail
+			msg += eventDetail(ec)
 			rem = append(rem, doctor.Remediation{Text: "see the quota's use, then raise it or lower the pods' requests", Command: fmt.Sprintf("kubectl describe resourcequota %s -n %s", ec.Subject, ns)})
 		case kube.EventLimitRange:
-			msg += ec.Detail
+			msg += eventDetail(ec)
 			rem = append(rem, doctor.Remediation{Text: "compare the pods' requests and limits with the namespace's LimitRange", Command: fmt.Sprintf("kubectl describe limitrange -n %s", ns)})
 		case kube.EventPodSecurity:
-			msg += ec.Detail
+			msg += eventDetail(ec)
 			rem = append(rem, doctor.Remediation{Text: "fix the pod template's securityContext, or review the namespace's pod-security.kubernetes.io/enforce label", Command: fmt.Sprintf("kubectl get namespace %s --show-labels", ns)})
 		case kube.EventServiceAccount:
-			msg += ec.Detail
+			msg += eventDetail(ec)
 			rem = append(rem, doctor.Remediation{Text: "create the service account (or fix serviceAccountName)", Command: fmt.Sprintf("kubectl create serviceaccount %s -n %s", ec.Subject, ns)})
 		case kube.EventWebhookDenied, kube.EventWebhookFailed:
 			if ec.Class == kube.EventWebhookDenied {

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -45,9 +44,38 @@ type EventCause struct {
 	Subject string
 	// Holders are the pods a Multi-Attach error names (same namespace).
 	Holders []string
-	// Detail is the cause in words, computed from the message's shape;
-	// "" when only the quoted message can say it.
-	Detail string
+	// Volume is the volume a missing source was to be mounted as
+	// (EventVolumeMissing); "" when the message names none.
+	Volume string
+	// Quota is what an exhausted ResourceQuota reports (EventQuota); nil
+	// when the quota instead demands that every container declare
+	// MustDeclare.
+	Quota       *QuotaUse
+	MustDeclare string
+	// Limit is the LimitRange bound the pod breaks (EventLimitRange).
+	Limit *LimitBreach
+	// Violations is what Pod Security found (EventPodSecurity; Subject is
+	// the level enforced).
+	Violations string
+	// Eviction is the eviction the message describes (EventEvicted); nil
+	// when its shape is not known.
+	Eviction *Eviction
+}
+
+// QuotaUse is an exhausted ResourceQuota's report, as the API server
+// writes it: "requests.cpu=500m".
+type QuotaUse struct {
+	Requested, Used, Limited string
+}
+
+// LimitBreach is a LimitRange bound a pod breaks: Bound (maximum or
+// minimum) Resource usage per Per is Allowed, but its Field (limit or
+// request) is Actual; or, with Ratio, the limit/request ratio of Resource
+// per Per may be Allowed and is Actual.
+type LimitBreach struct {
+	Ratio                  bool
+	Bound, Resource, Per   string
+	Allowed, Field, Actual string
 }
 
 var (
@@ -80,19 +108,13 @@ func ClassifyEvent(reason, message string) EventCause {
 					c.Holders = append(c.Holders, p)
 				}
 			}
-			c.Detail = fmt.Sprintf("volume %s is attached to another node (ReadWriteOnce)", g[1])
-			if len(c.Holders) > 0 {
-				c.Detail += ", used by pod " + strings.Join(c.Holders, ", ")
-			}
 			return c
 		}
 		if g := sourceMissing.FindStringSubmatch(m); g != nil {
 			kind := strings.ToLower(g[1])
 			c := EventCause{Class: EventVolumeMissing, Subject: kind + " " + g[2]}
 			if v := forVolume.FindStringSubmatch(m); v != nil {
-				c.Detail = fmt.Sprintf("volume %s cannot be mounted: %s %s does not exist", v[1], kind, g[2])
-			} else {
-				c.Detail = fmt.Sprintf("%s %s does not exist", kind, g[2])
+				c.Volume = v[1]
 			}
 			return c
 		}
@@ -131,7 +153,7 @@ func ClassifyEvent(reason, message string) EventCause {
 		// or the pressure condition of a refusal at admission.
 		c := EventCause{Class: EventEvicted}
 		if e, ok := ParseEviction(m); ok {
-			c.Subject, c.Detail = e.Resource, e.Short()
+			c.Subject, c.Eviction = e.Resource, &e
 		}
 		return c
 	case "Failed", "ErrImagePull", "ImagePullBackOff", "BackOff":
@@ -158,23 +180,21 @@ func ClassifyAdmission(msg string) EventCause {
 	m := strings.TrimSpace(msg)
 	body := forbiddenPrefix.ReplaceAllString(m, "")
 	if g := quotaExceeded.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventQuota, Subject: g[1],
-			Detail: fmt.Sprintf("ResourceQuota %s is exhausted: requested %s, used %s, limited %s", g[1], g[2], g[3], strings.TrimSpace(g[4]))}
+		return EventCause{Class: EventQuota, Subject: g[1], Quota: &QuotaUse{Requested: g[2], Used: g[3], Limited: strings.TrimSpace(g[4])}}
 	}
 	if g := quotaMustSpec.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventQuota, Subject: g[1],
-			Detail: fmt.Sprintf("ResourceQuota %s requires every container to declare %s", g[1], strings.TrimSpace(g[2]))}
+		return EventCause{Class: EventQuota, Subject: g[1], MustDeclare: strings.TrimSpace(g[2])}
 	}
 	if g := limitRangeMsg.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventLimitRange, Subject: g[2],
-			Detail: fmt.Sprintf("a LimitRange allows a %s %s of %s per %s, the %s is %s", g[1], g[2], g[4], g[3], g[5], g[6])}
+			Limit: &LimitBreach{Bound: g[1], Resource: g[2], Per: g[3], Allowed: g[4], Field: g[5], Actual: g[6]}}
 	}
 	if g := limitRatio.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventLimitRange, Subject: g[1],
-			Detail: fmt.Sprintf("a LimitRange allows a %s limit/request ratio of %s per %s, the pod has %s", g[1], g[3], g[2], g[4])}
+			Limit: &LimitBreach{Ratio: true, Resource: g[1], Per: g[2], Allowed: g[3], Actual: g[4]}}
 	}
 	if g := podSecurity.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventPodSecurity, Subject: g[1], Detail: fmt.Sprintf("the namespace enforces Pod Security %q: %s", g[1], g[2])}
+		return EventCause{Class: EventPodSecurity, Subject: g[1], Violations: g[2]}
 	}
 	if g := webhookDenied.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventWebhookDenied, Subject: g[1]}
@@ -183,7 +203,7 @@ func ClassifyAdmission(msg string) EventCause {
 		return EventCause{Class: EventWebhookFailed, Subject: g[1]}
 	}
 	if g := serviceAccount.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventServiceAccount, Subject: g[1], Detail: fmt.Sprintf("service account %s does not exist", g[1])}
+		return EventCause{Class: EventServiceAccount, Subject: g[1]}
 	}
 	if strings.Contains(m, "is forbidden") || strings.Contains(m, "is invalid") || strings.Contains(m, "admission") {
 		return EventCause{Class: EventAdmission}

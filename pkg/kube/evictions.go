@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"time"
@@ -133,34 +132,6 @@ func evictionResource(s string) string {
 	return s
 }
 
-// Short is the eviction in a few words: "memory pressure on the node",
-// "container logger over its ephemeral-storage limit 500Mi".
-func (e Eviction) Short() string {
-	switch e.Kind {
-	case EvictNodePressure:
-		return "node short of " + e.Resource
-	case EvictNodeCondition:
-		return "refused at admission: node had " + e.Resource
-	case EvictContainerLimit:
-		c := ""
-		if len(e.Containers) > 0 {
-			c = " " + e.Containers[0].Name
-		}
-		return fmt.Sprintf("container%s over its ephemeral-storage limit %s", c, e.Limit)
-	case EvictPodLimit:
-		return "pod over its ephemeral-storage limit " + e.Limit
-	case EvictEmptyDirLimit:
-		return fmt.Sprintf("emptyDir %s over its sizeLimit %s", e.Volume, e.Limit)
-	case EvictCriticalPod:
-		return "preempted by the kubelet for a critical pod"
-	case EvictTaint:
-		return "deleted for a NoExecute taint of its node"
-	case EvictPreempted:
-		return "preempted by the scheduler for a higher-priority pod"
-	}
-	return "evicted"
-}
-
 // PodEvicted says whether the kubelet ended the pod by eviction: Failed
 // with reason Evicted (node pressure, local storage limits, refusal under
 // a pressure condition) or Preempting (critical pod admission).
@@ -243,48 +214,4 @@ func EvictedAt(p *corev1.Pod) time.Time {
 		return p.Status.StartTime.Time
 	}
 	return p.CreationTimestamp.Time
-}
-
-// Declares says what the pod's containers declare for a resource: "no
-// container declares a memory request or limit", "every container
-// requests memory (512Mi), app limits it to 1Gi"... For pids and
-// inodes, which no pod can request, it says so.
-func Declares(spec *corev1.PodSpec, resource string) string {
-	if spec == nil {
-		return ""
-	}
-	switch resource {
-	case "pids", "inodes":
-		return resource + " cannot be requested or limited per container: the kubelet's podPidsLimit and the node's disk bound them"
-	case "memory", "ephemeral-storage":
-	default:
-		return ""
-	}
-	name := corev1.ResourceName(resource)
-	var req, lim, none []string
-	for _, c := range spec.Containers {
-		r, hasR := c.Resources.Requests[name]
-		l, hasL := c.Resources.Limits[name]
-		switch {
-		case hasR && hasL:
-			req = append(req, fmt.Sprintf("%s requests %s", c.Name, r.String()))
-			lim = append(lim, fmt.Sprintf("%s limit %s", c.Name, l.String()))
-		case hasR:
-			req = append(req, fmt.Sprintf("%s requests %s", c.Name, r.String()))
-		case hasL:
-			// A limit alone defaults the request to the limit.
-			lim = append(lim, fmt.Sprintf("%s limit %s (request defaults to it)", c.Name, l.String()))
-		default:
-			none = append(none, c.Name)
-		}
-	}
-	if len(none) == len(spec.Containers) {
-		return fmt.Sprintf("no container requests or limits %s, so the kubelet evicts these pods first when the node runs short", resource)
-	}
-	parts := append(req, lim...)
-	s := resource + ": " + strings.Join(parts, ", ")
-	if len(none) > 0 {
-		s += fmt.Sprintf("; %s declares none", strings.Join(none, ", "))
-	}
-	return s
 }

@@ -1,11 +1,9 @@
 package kube
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 func TestParseEvictionFacts(t *testing.T) {
@@ -29,22 +27,5 @@ func TestParseEvictionFacts(t *testing.T) {
 		Message: "The node was low on resource: pids. Threshold quantity: 1024, available: 312. "}}}}
 	if !PodEvicted(p) || EvictionOf(p).Resource != "pids" {
 		t.Errorf("from the condition: %+v", EvictionOf(p))
-	}
-}
-
-func TestDeclares(t *testing.T) {
-	q := resource.MustParse
-	spec := &corev1.PodSpec{Containers: []corev1.Container{
-		{Name: "app", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"memory": q("512Mi")}}},
-		{Name: "side"},
-	}}
-	if got := Declares(spec, "memory"); got != "memory: app requests 512Mi; side declares none" {
-		t.Errorf("got %q", got)
-	}
-	if got := Declares(spec, "ephemeral-storage"); !strings.HasPrefix(got, "no container requests or limits ephemeral-storage") {
-		t.Errorf("got %q", got)
-	}
-	if got := Declares(spec, "pids"); !strings.Contains(got, "cannot be requested") {
-		t.Errorf("got %q", got)
 	}
 }
