@@ -92,12 +92,13 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 		if len(w.Resources) > 0 {
 			what = strings.Join(uniq(w.Operations), "/") + " of " + strings.Join(uniq(w.Resources), ", ")
 		}
-		if w.Broken != "" {
+		if w.Broken != nil {
+			broken := faultWords(w.Broken)
 			// Name the backend's own failure: workload-pods folds it into this finding.
 			var cause *kube.OwnerProblem
 			if s := w.Service; s != nil {
 				if g, ok := kube.BackendProblem(p.Snapshot, p.Now, s.Namespace, s.Name); ok {
-					w.Broken, cause = w.Broken+" ("+backendSentence(g)+")", g
+					broken, cause = broken+" ("+backendSentence(g)+")", g
 				}
 			}
 			if cause != nil {
@@ -106,19 +107,19 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 			}
 			if w.FailurePolicy == admissionregistrationv1.Fail {
 				raise(doctor.Critical)
-				problems = append(problems, fmt.Sprintf("%s: every matching %s is rejected", w.Broken, what))
+				problems = append(problems, fmt.Sprintf("%s: every matching %s is rejected", broken, what))
 			} else {
 				// Failing open is a warning until the cluster shows the harm.
 				raise(doctor.Warning)
 				if h := harms[w.Name]; h.Any() {
 					raise(doctor.Critical)
-					harm = "the harm shows: " + h.Describe()
+					harm = "the harm shows: " + harmWords(h)
 				}
 				wait := ""
 				if w.Timeout > 5 {
 					wait = fmt.Sprintf(" may wait up to %ds, then", w.Timeout)
 				}
-				problems = append(problems, fmt.Sprintf("%s: every matching %s%s silently skips the policy", w.Broken, what, wait))
+				problems = append(problems, fmt.Sprintf("%s: every matching %s%s silently skips the policy", broken, what, wait))
 			}
 			if s := w.Service; s != nil {
 				rem = append(rem, doctor.Remediation{Text: "restore the webhook's backend: its pods and ready endpoints",
@@ -154,7 +155,7 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 		if sev == 0 {
 			continue
 		}
-		p.Report(doctor.Finding{Severity: sev, Object: w.Config, Message: w.Describe() + ": " + strings.Join(problems, "; "), Remediation: rem})
+		p.Report(doctor.Finding{Severity: sev, Object: w.Config, Message: webhookWords(w) + ": " + strings.Join(problems, "; "), Remediation: rem})
 	}
 	return nil
 }
@@ -169,4 +170,21 @@ func uniq(s []string) []string {
 		}
 	}
 	return out
+}
+
+// harmWords is a webhook's harm in words: "controllers failed to create
+// objects 4 times because of it (FailedCreate events); the API server
+// skipped it 120 times (...)".
+func harmWords(h kube.WebhookHarm) string {
+	var out []string
+	if h.FailedCreates > 0 {
+		out = append(out, fmt.Sprintf("controllers failed to create objects %d times because of it (FailedCreate events)", h.FailedCreates))
+	}
+	if h.FailedOpen > 0 {
+		out = append(out, fmt.Sprintf("the API server skipped it %d times (apiserver_admission_webhook_fail_open_count)", int(h.FailedOpen)))
+	}
+	if h.Refused > 0 {
+		out = append(out, fmt.Sprintf("the API server rejected %d requests because calling it failed", int(h.Refused)))
+	}
+	return strings.Join(out, "; ")
 }

@@ -139,14 +139,14 @@ func blockingCause(states []jobState, hooks map[string]kube.Webhook) (string, []
 		return fmt.Sprintf("admission webhook %s fails: %s", name, newest.Message), nil
 	}
 	cause := fmt.Sprintf("admission webhook %s fails (failurePolicy %s, timeout %ds", w.Name, w.FailurePolicy, w.Timeout)
-	if w.Broken != "" {
-		cause += "; " + w.Broken
+	if w.Broken != nil {
+		cause += "; " + faultWords(w.Broken)
 	}
 	// Keep what the API server said after the webhook's name.
 	cause += "): " + detail
 	rem := []doctor.Remediation{{Text: fmt.Sprintf("fix or scope webhook %s (see the admission-webhooks finding)", w.Name),
 		Command: fmt.Sprintf("kubectl get %s %s -o yaml", w.KubectlKind(), w.Config.Name)}}
-	if s := w.Service; s != nil && w.Broken != "" {
+	if s := w.Service; s != nil && w.Broken != nil {
 		rem = append(rem, doctor.Remediation{Text: "check the webhook's backend",
 			Command: fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s", s.Namespace, s.Name)})
 	}

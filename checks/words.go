@@ -258,3 +258,28 @@ func examplesEllipsis(names []string) string {
 	}
 	return s
 }
+
+// webhookWords is "webhook NAME (failurePolicy Fail, timeout 30s)".
+func webhookWords(w kube.Webhook) string {
+	return fmt.Sprintf("webhook %s (failurePolicy %s, timeout %ds)", w.Name, w.FailurePolicy, w.Timeout)
+}
+
+// faultWords says why a webhook's backend fails: "service ns/name has no
+// ready endpoint".
+func faultWords(f *kube.BackendFault) string {
+	switch f.Kind {
+	case kube.FaultNoService:
+		return fmt.Sprintf("service %s does not exist", f.Service)
+	case kube.FaultNoPort:
+		return fmt.Sprintf("service %s has no port %d", f.Service, f.Port)
+	case kube.FaultNoEndpoint:
+		return fmt.Sprintf("service %s has no ready endpoint", f.Service)
+	case kube.FaultNoCABundle:
+		return "its caBundle is empty and nothing injects one, so the API server cannot verify the service's certificate"
+	case kube.FaultCABundleNotPEM:
+		return "its caBundle is not PEM"
+	case kube.FaultCABundleInvalid:
+		return "its caBundle does not parse: " + f.Err
+	}
+	return "its backend fails"
+}

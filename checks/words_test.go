@@ -112,3 +112,21 @@ func TestExamplesEllipsis(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultWords: each backend fault said once.
+func TestFaultWords(t *testing.T) {
+	for _, c := range []struct {
+		f    kube.BackendFault
+		want string
+	}{
+		{kube.BackendFault{Kind: kube.FaultNoService, Service: "ns/hook"}, "service ns/hook does not exist"},
+		{kube.BackendFault{Kind: kube.FaultNoPort, Service: "ns/hook", Port: 443}, "service ns/hook has no port 443"},
+		{kube.BackendFault{Kind: kube.FaultNoEndpoint, Service: "ns/hook"}, "service ns/hook has no ready endpoint"},
+		{kube.BackendFault{Kind: kube.FaultCABundleNotPEM}, "its caBundle is not PEM"},
+		{kube.BackendFault{Kind: kube.FaultCABundleInvalid, Err: "x509: malformed"}, "its caBundle does not parse: x509: malformed"},
+	} {
+		if got := faultWords(&c.f); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}

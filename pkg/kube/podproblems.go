@@ -229,7 +229,7 @@ func brokenBackends(s *snapshot.Snapshot) []backend {
 	}
 	if s.Err(snapshot.MutatingWebhooks) == nil && s.Err(snapshot.ValidatingWebhooks) == nil {
 		for _, w := range Webhooks(s) {
-			if w.Broken != "" && w.Service != nil {
+			if w.Broken != nil && w.Service != nil {
 				out = append(out, backend{w.Service.Namespace, w.Service.Name, w.KubectlKind() + "/" + w.Config.Name, w.Config})
 			}
 		}

@@ -3,7 +3,6 @@ package kube
 import (
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -36,8 +35,8 @@ type Webhook struct {
 	Name          string
 	FailurePolicy admissionregistrationv1.FailurePolicyType
 	Timeout       int32
-	// Broken says why requests to the backend fail; empty when they may work.
-	Broken string
+	// Broken says why requests to the backend fail; nil when they may work.
+	Broken *BackendFault
 	// URL is set for webhooks called by URL, whose health cannot be seen.
 	URL                  string
 	Service              *admissionregistrationv1.ServiceReference
@@ -47,6 +46,29 @@ type Webhook struct {
 	Resources                         []string
 	Operations                        []string
 }
+
+// BackendFault is why requests to a webhook's Service backend fail.
+type BackendFault struct {
+	Kind FaultKind
+	// Service is the backend, "namespace/name"; Port the port the webhook
+	// calls (for FaultNoPort).
+	Service string
+	Port    int32
+	// Err is why the caBundle does not parse (FaultCABundleInvalid).
+	Err string
+}
+
+// FaultKind is what is wrong with a webhook's backend.
+type FaultKind int
+
+const (
+	FaultNoService       FaultKind = iota + 1 // the Service does not exist
+	FaultNoPort                               // the Service has no such port
+	FaultNoEndpoint                           // the Service has no ready endpoint
+	FaultNoCABundle                           // empty caBundle and nothing injects one
+	FaultCABundleNotPEM                       // the caBundle is not PEM
+	FaultCABundleInvalid                      // a certificate of the caBundle does not parse
+)
 
 // WebhookEntry is one webhook of a mutating or validating configuration,
 // the fields both kinds share.
@@ -117,20 +139,20 @@ func evaluate(svcs *Services, e WebhookEntry) Webhook {
 	case cc.Service != nil:
 		w.Broken = serviceProblem(svcs, cc.Service)
 	}
-	if w.Broken == "" && cc.Service != nil {
+	if w.Broken == nil && cc.Service != nil {
 		w.Broken = caBundleProblem(cc.CABundle, e.Annotations)
 	}
 	return w
 }
 
-func serviceProblem(svcs *Services, ref *admissionregistrationv1.ServiceReference) string {
+func serviceProblem(svcs *Services, ref *admissionregistrationv1.ServiceReference) *BackendFault {
 	key := ref.Namespace + "/" + ref.Name
 	svc := svcs.Get(ref.Namespace, ref.Name)
 	if svc == nil {
-		return fmt.Sprintf("service %s does not exist", key)
+		return &BackendFault{Kind: FaultNoService, Service: key}
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return ""
+		return nil
 	}
 	port := int32(443)
 	if ref.Port != nil {
@@ -143,22 +165,22 @@ func serviceProblem(svcs *Services, ref *admissionregistrationv1.ServiceReferenc
 		}
 	}
 	if !found {
-		return fmt.Sprintf("service %s has no port %d", key, port)
+		return &BackendFault{Kind: FaultNoPort, Service: key, Port: port}
 	}
 	if svcs.Ready(ref.Namespace, ref.Name, portName) == 0 {
-		return fmt.Sprintf("service %s has no ready endpoint", key)
+		return &BackendFault{Kind: FaultNoEndpoint, Service: key}
 	}
-	return ""
+	return nil
 }
 
-func caBundleProblem(ca []byte, annotations map[string]string) string {
+func caBundleProblem(ca []byte, annotations map[string]string) *BackendFault {
 	for _, a := range caInjectionAnnotations {
 		if annotations[a] != "" {
-			return ""
+			return nil
 		}
 	}
 	if len(ca) == 0 {
-		return "its caBundle is empty and nothing injects one, so the API server cannot verify the service's certificate"
+		return &BackendFault{Kind: FaultNoCABundle}
 	}
 	rest := ca
 	for n := 0; ; n++ {
@@ -166,12 +188,12 @@ func caBundleProblem(ca []byte, annotations map[string]string) string {
 		block, rest = pem.Decode(rest)
 		if block == nil {
 			if n == 0 {
-				return "its caBundle is not PEM"
+				return &BackendFault{Kind: FaultCABundleNotPEM}
 			}
-			return ""
+			return nil
 		}
 		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
-			return "its caBundle does not parse: " + err.Error()
+			return &BackendFault{Kind: FaultCABundleInvalid, Err: err.Error()}
 		}
 	}
 }
@@ -205,11 +227,6 @@ func selectsKubeSystem(sel *metav1.LabelSelector) bool {
 		return false
 	}
 	return s.Matches(labels.Set{"kubernetes.io/metadata.name": "kube-system"})
-}
-
-// Describe is "webhook NAME (failurePolicy Fail, timeout 30s)".
-func (w Webhook) Describe() string {
-	return fmt.Sprintf("webhook %s (failurePolicy %s, timeout %ds)", w.Name, w.FailurePolicy, w.Timeout)
 }
 
 // KubectlKind is the configuration's kind as kubectl takes it.

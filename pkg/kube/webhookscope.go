@@ -84,21 +84,6 @@ type WebhookHarm struct {
 // Any says whether there is evidence of harm.
 func (h WebhookHarm) Any() bool { return h.FailedCreates+int(h.FailedOpen)+int(h.Refused) > 0 }
 
-// Describe is "4 FailedCreate events name it; the API server counted 120 fail-open calls".
-func (h WebhookHarm) Describe() string {
-	var out []string
-	if h.FailedCreates > 0 {
-		out = append(out, fmt.Sprintf("controllers failed to create objects %d times because of it (FailedCreate events)", h.FailedCreates))
-	}
-	if h.FailedOpen > 0 {
-		out = append(out, fmt.Sprintf("the API server skipped it %d times (apiserver_admission_webhook_fail_open_count)", int(h.FailedOpen)))
-	}
-	if h.Refused > 0 {
-		out = append(out, fmt.Sprintf("the API server rejected %d requests because calling it failed", int(h.Refused)))
-	}
-	return strings.Join(out, "; ")
-}
-
 type webhookHarmKey struct{}
 
 // WebhookHarms indexes WebhookHarm by webhook name. FailedCreate events come
