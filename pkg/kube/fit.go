@@ -1,0 +1,240 @@
+package kube
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// UnschedulableGrace is how long a pod must have been unschedulable before
+// it is reported: the scheduler retries, and a new node may be on its way.
+const UnschedulableGrace = 5 * time.Minute
+
+// SchedulingReads are what Explain reads: nodes and pods for placement and
+// room, claims and classes for the pod's volumes.
+var SchedulingReads = append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, StorageReads...)
+
+// Shortage is a resource a node has too little of for a pod.
+type Shortage struct {
+	Resource    corev1.ResourceName
+	Request     resource.Quantity // what the pod asks for (1 for pods)
+	Free        resource.Quantity // allocatable minus what bound pods request
+	Allocatable resource.Quantity
+}
+
+// Missing is how much more the node would need free.
+func (s Shortage) Missing() resource.Quantity {
+	m := s.Request.DeepCopy()
+	m.Sub(s.Free)
+	return m
+}
+
+// NodeFit is what keeps one node from taking a pod.
+type NodeFit struct {
+	Node *corev1.Node
+	// SelectorMismatch: the nodeSelector or required node affinity does not match.
+	SelectorMismatch bool
+	Cordoned         bool
+	// Taints are the NoSchedule/NoExecute taints the pod does not tolerate, the cordon's excluded.
+	Taints []corev1.Taint
+	// Short are the resources (pods included) the node lacks, given what is bound there.
+	Short []Shortage
+	// Volumes are the pod's volume topology restrictions the node does
+	// not meet (a PV's node affinity or zone, a class's allowedTopologies).
+	Volumes []*VolumeTopology
+}
+
+// Fits says nothing keeps the node from taking the pod, as far as the snapshot tells.
+func (f *NodeFit) Fits() bool {
+	return !f.SelectorMismatch && !f.Cordoned && len(f.Taints) == 0 && len(f.Short) == 0 && len(f.Volumes) == 0
+}
+
+// Fit explains, from the snapshot, why no node takes a pod.
+type Fit struct {
+	Requests corev1.ResourceList
+	Nodes    []NodeFit // sorted by node name
+	// NeverFits are the requests larger than every node's allocatable;
+	// Allocatable holds the largest.
+	NeverFits []Shortage
+	// AbsentLabels describe nodeSelector/affinity requirements no node
+	// satisfies at all: "pool=tpu (nodes have pool=cpu, gpu)".
+	AbsentLabels []string
+	// MissingClaims do not exist; UnboundClaims exist, bind immediately
+	// and are not Bound: the scheduler waits for them.
+	MissingClaims, UnboundClaims []string
+	// Volumes are the topology restrictions of the pod's volumes;
+	// VolumeNowhere says, for those no node can meet (or none of the
+	// nodes its selector allows), why: the definitive cause.
+	Volumes       []VolumeTopology
+	VolumeNowhere []string
+}
+
+// Explain computes, node by node, what keeps pod off it: the nodeSelector
+// and required affinity, the cordon, untolerated taints, and room (CPU,
+// memory, pods and any other requested resource) given the requests of the
+// pods already bound there; and the pod's claims.
+//
+// The answer depends only on the pod's namespace and spec, and a thousand
+// pending pods of one template share both: it is computed once per distinct
+// (namespace, spec) in a snapshot and shared. Callers must not modify it.
+func Explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
+	c := snapshot.Memo(s, explainKey{}, func() *explainCache { return &explainCache{fits: map[string]*Fit{}} })
+	spec, err := pod.Spec.Marshal()
+	if err != nil {
+		return explain(s, pod)
+	}
+	key := pod.Namespace + "\x00" + string(spec)
+	c.mu.Lock()
+	f, ok := c.fits[key]
+	c.mu.Unlock()
+	if ok {
+		return f
+	}
+	f = explain(s, pod)
+	c.mu.Lock()
+	c.fits[key] = f
+	c.mu.Unlock()
+	return f
+}
+
+type explainKey struct{}
+
+type explainCache struct {
+	mu   sync.Mutex
+	fits map[string]*Fit
+}
+
+func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
+	nodes := s.Nodes()
+	uses := nodeUses(s)
+	place := NewPlacement(&pod.Spec, false)
+	f := &Fit{Requests: PodRequests(pod), Volumes: VolumeTopologies(s, pod)}
+	var resNames []corev1.ResourceName
+	for r, q := range f.Requests {
+		if !q.IsZero() {
+			resNames = append(resNames, r)
+		}
+	}
+	sort.Slice(resNames, func(i, j int) bool { return resNames[i] < resNames[j] })
+	largest := map[corev1.ResourceName]resource.Quantity{}
+	judged := 0
+	for i := range nodes {
+		n := &nodes[i]
+		nf := NodeFit{Node: n, SelectorMismatch: !place.Matches(n)}
+		for v := range f.Volumes {
+			if !f.Volumes[v].Matches(n) {
+				nf.Volumes = append(nf.Volumes, &f.Volumes[v])
+			}
+		}
+		for _, t := range place.BlockingTaints(n) {
+			if t.Key == corev1.TaintNodeUnschedulable {
+				nf.Cordoned = true
+				continue
+			}
+			nf.Taints = append(nf.Taints, t)
+		}
+		if len(n.Status.Allocatable) > 0 {
+			judged++
+			u := uses[n.Name]
+			if u == nil {
+				u = &nodeUse{}
+			}
+			if alloc, ok := n.Status.Allocatable[corev1.ResourcePods]; ok && u.pods+1 > alloc.Value() {
+				free := *resource.NewQuantity(max(alloc.Value()-u.pods, 0), resource.DecimalSI)
+				nf.Short = append(nf.Short, Shortage{Resource: corev1.ResourcePods, Request: *resource.NewQuantity(1, resource.DecimalSI), Free: free, Allocatable: alloc})
+			}
+			for _, r := range resNames {
+				req := f.Requests[r]
+				alloc := n.Status.Allocatable[r]
+				if l, ok := largest[r]; !ok || alloc.Cmp(l) > 0 {
+					largest[r] = alloc.DeepCopy()
+				}
+				free := alloc.DeepCopy()
+				free.Sub(u.requested[r])
+				if req.Cmp(free) > 0 {
+					nf.Short = append(nf.Short, Shortage{Resource: r, Request: req, Free: free, Allocatable: alloc})
+				}
+			}
+		}
+		f.Nodes = append(f.Nodes, nf)
+	}
+	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].Node.Name < f.Nodes[j].Node.Name })
+	if judged > 0 {
+		for _, r := range resNames {
+			req, l := f.Requests[r], largest[r]
+			if req.Cmp(l) > 0 {
+				f.NeverFits = append(f.NeverFits, Shortage{Resource: r, Request: req, Allocatable: l})
+			}
+		}
+	}
+	f.AbsentLabels = absentLabels(&pod.Spec, nodeLabelValues(s))
+	f.VolumeNowhere = volumeNowhere(f, nodes)
+	st := StorageOf(s)
+	for _, name := range ClaimNames(&pod.Spec) {
+		pvc := st.Claim(pod.Namespace, name)
+		switch {
+		case pvc == nil:
+			f.MissingClaims = append(f.MissingClaims, name)
+		case pvc.Status.Phase != corev1.ClaimBound && !st.WaitsForConsumer(pvc):
+			f.UnboundClaims = append(f.UnboundClaims, name)
+		}
+	}
+	return f
+}
+
+// TaintBlocked says whether every node the pod's nodeSelector and affinity
+// allow has a taint it does not tolerate (a cordon counts), and returns
+// them by node; false when no node is allowed at all. pending-taints owns
+// such pods; the unschedulable check leaves them to it.
+func TaintBlocked(place *Placement, nodes []corev1.Node) (map[string][]corev1.Taint, bool) {
+	allowed := place.MatchingNodes(nodes)
+	if len(allowed) == 0 {
+		return nil, false
+	}
+	blocking := map[string][]corev1.Taint{}
+	for _, n := range allowed {
+		ts := place.BlockingTaints(n)
+		if len(ts) == 0 {
+			return nil, false
+		}
+		blocking[n.Name] = ts
+	}
+	return blocking, true
+}
+
+// OnlyFull says the nodes the pod may use (selector, taints and cordon
+// allow) exist and are all full of pods: node-pod-capacity reports it.
+func (f *Fit) OnlyFull() bool {
+	usable := 0
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.SelectorMismatch || n.Cordoned || len(n.Taints) > 0 || len(n.Volumes) > 0 {
+			continue
+		}
+		usable++
+		full := false
+		for _, s := range n.Short {
+			full = full || s.Resource == corev1.ResourcePods
+		}
+		if !full {
+			return false
+		}
+	}
+	return usable > 0
+}
+
+// AnyFits says some node could take the pod as far as the snapshot tells
+// (the scheduler may know more: ports, pod affinity, topology spread, volumes' zones).
+func (f *Fit) AnyFits() bool {
+	for i := range f.Nodes {
+		if f.Nodes[i].Fits() {
+			return true
+		}
+	}
+	return false
+}
