@@ -123,7 +123,7 @@ func fitBreakdown(f *kube.Fit) (fits, parts []string) {
 		}
 	}
 	for _, v := range volumeOrder {
-		parts = append(parts, fmt.Sprintf("%d outside the %s of %s (%s: %s)", len(volumeNodes[v]), v.Source, v.Name(), v.Want, examplesEllipsis(volumeNodes[v])))
+		parts = append(parts, fmt.Sprintf("%d outside the %s of %s (%s: %s)", len(volumeNodes[v]), v.Source, volumeName(v), v.Want, examplesEllipsis(volumeNodes[v])))
 	}
 	return fits, parts
 }
@@ -179,11 +179,17 @@ func fitCause(f *kube.Fit) string {
 	case len(f.Nodes) == 0:
 		causes = append(causes, "the cluster has no node")
 	case len(f.VolumeNowhere) > 0:
-		causes = append(causes, f.VolumeNowhere...)
+		for _, v := range f.VolumeNowhere {
+			causes = append(causes, volumeNowhereWords(v))
+		}
 	case matching == 0:
 		c := "no node matches its node selector/affinity"
 		if len(f.AbsentLabels) > 0 {
-			c += ": " + strings.Join(f.AbsentLabels, "; ")
+			words := make([]string, len(f.AbsentLabels))
+			for i, a := range f.AbsentLabels {
+				words[i] = absentLabelWords(a)
+			}
+			c += ": " + strings.Join(words, "; ")
 		}
 		causes = append(causes, c)
 	case len(causes) == 0:
@@ -213,4 +219,50 @@ func soonestWords(s *kube.SoonestFix) string {
 	}
 	return fmt.Sprintf("free %s on %s, or lower the request to %s (room is its only obstacle)", formatQuantity(sh.Resource, sh.Missing()),
 		s.Node, formatQuantity(sh.Resource, kube.NonNegative(sh.Free)))
+}
+
+// volumeName is how messages name a volume: "volume pv-data (claim
+// data-db-0)", "claim data-db-0 (storageclass zonal)".
+func volumeName(v *kube.VolumeTopology) string {
+	if v.Volume != "" {
+		return fmt.Sprintf("volume %s (claim %s)", v.Volume, v.Claim)
+	}
+	return fmt.Sprintf("claim %s (storageclass %s)", v.Claim, v.Class)
+}
+
+// volumeNowhereWords: "its volume pv-a (claim data) can only be used on
+// nodes with topology.kubernetes.io/zone=eu-west-1c (node affinity), and
+// no node is there (nodes have ...)".
+func volumeNowhereWords(v kube.VolumeNowhere) string {
+	vt := v.Volume
+	if v.Conflict {
+		return fmt.Sprintf("no node fits both its node selector/affinity and the %s of its %s (%s)", vt.Source, volumeName(vt), vt.Want)
+	}
+	var parts []string
+	for _, k := range vt.Keys {
+		if len(v.Have[k]) == 0 {
+			parts = append(parts, "no node has the label "+k)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("nodes have %s=%s", k, strings.Join(someValues(v.Have[k]), ", ")))
+	}
+	return fmt.Sprintf("its %s can only be used on nodes with %s (%s), and no node is there (%s)",
+		volumeName(vt), vt.Want, vt.Source, strings.Join(parts, "; "))
+}
+
+// absentLabelWords: "no node has the label pool", "no node has pool=tpu
+// (nodes have cpu, gpu)".
+func absentLabelWords(a kube.AbsentLabel) string {
+	if len(a.Have) == 0 {
+		return fmt.Sprintf("no node has the label %s", a.Key)
+	}
+	return fmt.Sprintf("no node has %s=%s (nodes have %s)", a.Key, strings.Join(a.Want, "|"), strings.Join(someValues(a.Have), ", "))
+}
+
+// someValues are the first five label values, "..." for the rest.
+func someValues(vs []string) []string {
+	if len(vs) > 5 {
+		return append(vs[:5:5], "...")
+	}
+	return vs
 }

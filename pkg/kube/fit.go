@@ -61,17 +61,17 @@ type Fit struct {
 	// NeverFits are the requests larger than every node's allocatable;
 	// Allocatable holds the largest.
 	NeverFits []Shortage
-	// AbsentLabels describe nodeSelector/affinity requirements no node
-	// satisfies at all: "pool=tpu (nodes have pool=cpu, gpu)".
-	AbsentLabels []string
+	// AbsentLabels are nodeSelector/affinity requirements no node
+	// satisfies at all.
+	AbsentLabels []AbsentLabel
 	// MissingClaims do not exist; UnboundClaims exist, bind immediately
 	// and are not Bound: the scheduler waits for them.
 	MissingClaims, UnboundClaims []string
 	// Volumes are the topology restrictions of the pod's volumes;
-	// VolumeNowhere says, for those no node can meet (or none of the
-	// nodes its selector allows), why: the definitive cause.
+	// VolumeNowhere are those no node can meet (or none of the nodes
+	// its selector allows): the definitive cause.
 	Volumes       []VolumeTopology
-	VolumeNowhere []string
+	VolumeNowhere []VolumeNowhere
 }
 
 // Explain computes, node by node, what keeps pod off it: the nodeSelector
@@ -173,7 +173,7 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 		}
 	}
 	f.AbsentLabels = absentLabels(&pod.Spec, nodeLabelValues(s))
-	f.VolumeNowhere = volumeNowhere(f, nodes)
+	f.VolumeNowhere = volumeNowhere(f, nodeLabelValues(s))
 	st := StorageOf(s)
 	for _, name := range ClaimNames(&pod.Spec) {
 		pvc := st.Claim(pod.Namespace, name)

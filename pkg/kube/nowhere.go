@@ -1,10 +1,8 @@
 package kube
 
 import (
-	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -34,31 +32,48 @@ func nodeLabelValues(s *snapshot.Snapshot) map[string]map[string]bool {
 
 type nodeLabelsKey struct{}
 
+// AbsentLabel is a node requirement of a pod that no node meets: the label
+// Key with one of the values Want (an Exists requirement wants none). Have
+// are the values the nodes carry for Key, sorted; none when no node has
+// the label.
+type AbsentLabel struct {
+	Key        string
+	Want, Have []string
+}
+
+// VolumeNowhere is a volume topology restriction of a pod that no node
+// meets, or (Conflict) that only nodes the pod's selector excludes meet.
+type VolumeNowhere struct {
+	Volume   *VolumeTopology
+	Conflict bool
+	// Have are the values the nodes carry for the restriction's keys, by
+	// key, sorted.
+	Have map[string][]string
+}
+
+// labelValues are the values the nodes carry for the label, sorted.
+func labelValues(values map[string]map[string]bool, key string) []string {
+	vs := make([]string, 0, len(values[key]))
+	for v := range values[key] {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	return vs
+}
+
 // absentLabels are the pod's node requirements that no node meets at all:
 // nodeSelector entries, and In/Exists expressions of affinity terms when
 // there is a single term (with several, any one term may match).
-func absentLabels(spec *corev1.PodSpec, values map[string]map[string]bool) []string {
-	var out []string
+func absentLabels(spec *corev1.PodSpec, values map[string]map[string]bool) []AbsentLabel {
+	var out []AbsentLabel
 	check := func(key string, want []string) {
 		have := values[key]
-		if len(have) == 0 {
-			out = append(out, fmt.Sprintf("no node has the label %s", key))
-			return
-		}
 		for _, w := range want {
 			if have[w] {
 				return
 			}
 		}
-		vs := make([]string, 0, len(have))
-		for v := range have {
-			vs = append(vs, v)
-		}
-		sort.Strings(vs)
-		if len(vs) > 5 {
-			vs = append(vs[:5], "...")
-		}
-		out = append(out, fmt.Sprintf("no node has %s=%s (nodes have %s)", key, strings.Join(want, "|"), strings.Join(vs, ", ")))
+		out = append(out, AbsentLabel{Key: key, Want: want, Have: labelValues(values, key)})
 	}
 	keys := make([]string, 0, len(spec.NodeSelector))
 	for k := range spec.NodeSelector {
@@ -84,15 +99,13 @@ func absentLabels(spec *corev1.PodSpec, values map[string]map[string]bool) []str
 }
 
 // volumeNowhere: each volume restriction that no node meets at all, or
-// none of the nodes the pod's selector allows ("its volume pv-a (claim
-// data) has node affinity topology.kubernetes.io/zone=eu-west-1c: no node
-// is there (nodes have ...)").
-func volumeNowhere(f *Fit, nodes []corev1.Node) []string {
+// none of the nodes the pod's selector allows.
+func volumeNowhere(f *Fit, values map[string]map[string]bool) []VolumeNowhere {
 	selectable := false
 	for i := range f.Nodes {
 		selectable = selectable || !f.Nodes[i].SelectorMismatch
 	}
-	var out []string
+	var out []VolumeNowhere
 	for v := range f.Volumes {
 		vt := &f.Volumes[v]
 		some, allowed := false, false
@@ -107,11 +120,13 @@ func volumeNowhere(f *Fit, nodes []corev1.Node) []string {
 		switch {
 		case len(f.Nodes) == 0:
 		case !some:
-			out = append(out, fmt.Sprintf("its %s can only be used on nodes with %s (%s), and no node is there (%s)",
-				vt.Name(), vt.Want, vt.Source, NodesHave(vt.Keys, nodes)))
+			have := map[string][]string{}
+			for _, k := range vt.Keys {
+				have[k] = labelValues(values, k)
+			}
+			out = append(out, VolumeNowhere{Volume: vt, Have: have})
 		case !allowed && selectable:
-			out = append(out, fmt.Sprintf("no node fits both its node selector/affinity and the %s of its %s (%s)",
-				vt.Source, vt.Name(), vt.Want))
+			out = append(out, VolumeNowhere{Volume: vt, Conflict: true})
 		}
 	}
 	return out

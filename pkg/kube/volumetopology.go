@@ -2,7 +2,6 @@ package kube
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,15 +31,6 @@ type VolumeTopology struct {
 
 // Matches says whether the node satisfies the restriction.
 func (v *VolumeTopology) Matches(n *corev1.Node) bool { return v.match(n) }
-
-// Name is how messages name the volume: "volume pv-data (claim data-db-0)",
-// "claim data-db-0 (storageclass zonal)".
-func (v *VolumeTopology) Name() string {
-	if v.Volume != "" {
-		return fmt.Sprintf("volume %s (claim %s)", v.Volume, v.Claim)
-	}
-	return fmt.Sprintf("claim %s (storageclass %s)", v.Claim, v.Class)
-}
 
 type pvKey struct{}
 
@@ -228,33 +218,4 @@ func topologyKeys(terms []corev1.TopologySelectorTerm) []string {
 		}
 	}
 	return out
-}
-
-// NodesHave says which values the nodes carry for the keys a restriction
-// reads: "nodes have topology.kubernetes.io/zone=eu-west-1a, eu-west-1b",
-// or "no node has the label topology.kubernetes.io/zone".
-func NodesHave(keys []string, nodes []corev1.Node) string {
-	var parts []string
-	for _, k := range keys {
-		vals := map[string]bool{}
-		for i := range nodes {
-			if v, ok := nodes[i].Labels[k]; ok {
-				vals[v] = true
-			}
-		}
-		if len(vals) == 0 {
-			parts = append(parts, "no node has the label "+k)
-			continue
-		}
-		vs := make([]string, 0, len(vals))
-		for v := range vals {
-			vs = append(vs, v)
-		}
-		sort.Strings(vs)
-		if len(vs) > 5 {
-			vs = append(vs[:5], "...")
-		}
-		parts = append(parts, fmt.Sprintf("nodes have %s=%s", k, strings.Join(vs, ", ")))
-	}
-	return strings.Join(parts, "; ")
 }
