@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -136,9 +137,9 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 			// Scope alone, on a healthy backend, is an observation.
 			raise(doctor.Info)
 			if w.NamespaceSelector == nil || len(w.NamespaceSelector.MatchLabels)+len(w.NamespaceSelector.MatchExpressions) == 0 {
-				problems = append(problems, "it intercepts pods in every namespace, kube-system included, "+w.NamespaceScope())
+				problems = append(problems, "it intercepts pods in every namespace, kube-system included, "+namespaceScope(w))
 			} else {
-				problems = append(problems, "it intercepts pods in kube-system: "+w.NamespaceScope())
+				problems = append(problems, "it intercepts pods in kube-system: "+namespaceScope(w))
 			}
 			rem = append(rem, doctor.Remediation{Text: "exclude kube-system too (and the webhook's own namespace), keeping its other selectors",
 				Command: fmt.Sprintf(`kubectl patch %s %s --type=json -p '%s'`, w.KubectlKind(), w.Config.Name, w.ExcludeKubeSystemPatch())})
@@ -187,4 +188,19 @@ func harmWords(h kube.WebhookHarm) string {
 		out = append(out, fmt.Sprintf("the API server rejected %d requests because calling it failed", int(h.Refused)))
 	}
 	return strings.Join(out, "; ")
+}
+
+// namespaceScope says what the webhook's namespaceSelector lets through,
+// for a webhook that reaches kube-system: "with no namespaceSelector or
+// objectSelector excluding it", or "its namespaceSelector excludes a, b
+// but not kube-system".
+func namespaceScope(w kube.Webhook) string {
+	sel := w.NamespaceSelector
+	if sel == nil || len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
+		return "with no namespaceSelector or objectSelector excluding it"
+	}
+	if excluded := w.ExcludedNamespaces(); len(excluded) > 0 {
+		return fmt.Sprintf("its namespaceSelector excludes %s but not kube-system", strings.Join(excluded, ", "))
+	}
+	return fmt.Sprintf("its namespaceSelector (%s) matches kube-system", metav1.FormatLabelSelector(sel))
 }

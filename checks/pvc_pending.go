@@ -80,9 +80,9 @@ type pvcGroup struct {
 	cause   string
 	sev     doctor.Severity
 	start   time.Time
-	class   string // the claim's class name, "" when none
-	problem string // the class problem, if the cause is one
-	podRef  string // for WaitForFirstConsumer: the consumer pod
+	class   string             // the claim's class name, "" when none
+	problem *kube.ClassProblem // the class problem, if the cause is one
+	podRef  string             // for WaitForFirstConsumer: the consumer pod
 }
 
 func runPVCPending(p *doctor.Pass) error {
@@ -124,8 +124,8 @@ func runPVCPending(p *doctor.Pass) error {
 			if len(waiting) > 0 {
 				sev = doctor.Critical
 			}
-		case problem != "":
-			cause = problem
+		case problem != nil:
+			cause = classProblemWords(problem)
 		case sc != nil && st.WaitsForConsumer(pvc) && pvc.Annotations["volume.kubernetes.io/selected-node"] == "" && failed[key] == nil:
 			cause, podRef = consumerCause(p, waiting)
 			if cause == "" {
@@ -236,14 +236,14 @@ func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
 	}
 	rem := []doctor.Remediation{{Text: "read the claim's events", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", names[0], g.ns)}}
 	switch {
-	case strings.HasPrefix(g.problem, "storageclass"):
+	case g.problem != nil && g.problem.Missing != "":
 		text := fmt.Sprintf("create StorageClass %s, or recreate the claims with an existing class (storageClassName cannot be changed)", g.class)
 		if g.owner != nil && g.owner.Ref.Kind == "StatefulSet" {
 			text += fmt.Sprintf("; %s's volumeClaimTemplates cannot be changed either: recreate it with kubectl delete statefulset %s -n %s --cascade=orphan and apply the fixed manifest",
 				g.owner.KindName(), g.owner.Ref.Name, g.ns)
 		}
 		rem = append(rem, doctor.Remediation{Text: text, Command: "kubectl get storageclass"})
-	case g.problem != "":
+	case g.problem != nil:
 		rem = append(rem, doctor.Remediation{Text: "mark a StorageClass as the default (claims that name none are then given it), or name a class in the claims",
 			Command: `kubectl patch storageclass <class> -p '{"metadata":{"annotations":{"` + kube.DefaultClassAnnotation + `":"true"}}}'`})
 		if len(st.Defaults()) == 0 {
@@ -265,4 +265,12 @@ func externalProvisioner(pvc *corev1.PersistentVolumeClaim) string {
 		return p
 	}
 	return pvc.Annotations["volume.beta.kubernetes.io/storage-provisioner"]
+}
+
+// classProblemWords says why a claim has no StorageClass.
+func classProblemWords(p *kube.ClassProblem) string {
+	if p.Missing != "" {
+		return fmt.Sprintf("storageclass %q does not exist", p.Missing)
+	}
+	return "it names no StorageClass and the cluster has no default StorageClass"
 }

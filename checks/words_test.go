@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -127,6 +128,23 @@ func TestFaultWords(t *testing.T) {
 	} {
 		if got := faultWords(&c.f); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}
+
+// TestNamespaceScope: what a webhook reaching kube-system lets through.
+func TestNamespaceScope(t *testing.T) {
+	notIn := metav1.LabelSelectorRequirement{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"b", "a"}}
+	for _, c := range []struct {
+		sel  *metav1.LabelSelector
+		want string
+	}{
+		{nil, "with no namespaceSelector or objectSelector excluding it"},
+		{&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{notIn}}, "its namespaceSelector excludes a, b but not kube-system"},
+		{&metav1.LabelSelector{MatchLabels: map[string]string{"team": "x"}}, "its namespaceSelector (team=x) matches kube-system"},
+	} {
+		if got := namespaceScope(kube.Webhook{NamespaceSelector: c.sel}); got != c.want {
+			t.Errorf("%v: %q, want %q", c.sel, got, c.want)
 		}
 	}
 }

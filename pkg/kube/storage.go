@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"fmt"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,28 +59,34 @@ func (st *Storage) Class(name string) *storagev1.StorageClass { return st.classe
 // Defaults are the names of the classes marked default.
 func (st *Storage) Defaults() []string { return st.defaults }
 
-// ClassOf resolves the class a claim is provisioned by. Problem says why
-// there is none: a named class that does not exist, or no class named and no
-// default class (the claim can then bind only to a pre-created volume of no
-// class). An explicit storageClassName "" asks for no class: static
+// ClassProblem says why a claim has no StorageClass: Missing names a class
+// that does not exist; with Missing empty, the claim names none and the
+// cluster has no default class (it can then bind only to a pre-created
+// volume of no class).
+type ClassProblem struct {
+	Missing string
+}
+
+// ClassOf resolves the class a claim is provisioned by, or says why there
+// is none. An explicit storageClassName "" asks for no class: static
 // binding only, and no problem is reported here.
-func (st *Storage) ClassOf(pvc *corev1.PersistentVolumeClaim) (sc *storagev1.StorageClass, problem string) {
+func (st *Storage) ClassOf(pvc *corev1.PersistentVolumeClaim) (*storagev1.StorageClass, *ClassProblem) {
 	name := pvc.Spec.StorageClassName
 	switch {
 	case name == nil:
 		// The admission plugin (and, since 1.28, the PV controller) fills in
 		// the default; a claim still without a class found none.
 		if len(st.defaults) == 0 {
-			return nil, "it names no StorageClass and the cluster has no default StorageClass"
+			return nil, &ClassProblem{}
 		}
-		return st.classes[st.defaults[0]], ""
+		return st.classes[st.defaults[0]], nil
 	case *name == "":
-		return nil, ""
+		return nil, nil
 	}
 	if sc := st.classes[*name]; sc != nil {
-		return sc, ""
+		return sc, nil
 	}
-	return nil, fmt.Sprintf("storageclass %q does not exist", *name)
+	return nil, &ClassProblem{Missing: *name}
 }
 
 // WaitsForConsumer says whether the claim's class binds only once a pod

@@ -16,26 +16,20 @@ import (
 // its name, the one key a namespaceSelector can exclude a namespace by.
 const namespaceNameLabel = "kubernetes.io/metadata.name"
 
-// NamespaceScope says in words what the webhook's namespaceSelector lets
-// through, for a webhook that reaches kube-system: "with no namespaceSelector
-// or objectSelector excluding it", or "its namespaceSelector excludes a, b
-// but not kube-system".
-func (w Webhook) NamespaceScope() string {
-	sel := w.NamespaceSelector
-	if sel == nil || len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
-		return "with no namespaceSelector or objectSelector excluding it"
+// ExcludedNamespaces are the namespaces the webhook's namespaceSelector
+// excludes by name (NotIn on the namespace name label), sorted.
+func (w Webhook) ExcludedNamespaces() []string {
+	if w.NamespaceSelector == nil {
+		return nil
 	}
 	var excluded []string
-	for _, e := range sel.MatchExpressions {
+	for _, e := range w.NamespaceSelector.MatchExpressions {
 		if e.Key == namespaceNameLabel && e.Operator == metav1.LabelSelectorOpNotIn {
 			excluded = append(excluded, e.Values...)
 		}
 	}
-	if len(excluded) > 0 {
-		sort.Strings(excluded)
-		return fmt.Sprintf("its namespaceSelector excludes %s but not kube-system", strings.Join(excluded, ", "))
-	}
-	return fmt.Sprintf("its namespaceSelector (%s) matches kube-system", metav1.FormatLabelSelector(sel))
+	sort.Strings(excluded)
+	return excluded
 }
 
 // ExcludeKubeSystemPatch is a JSON patch that excludes kube-system from the

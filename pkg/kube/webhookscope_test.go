@@ -23,8 +23,8 @@ func TestExcludeKubeSystemPatchNeverReplaces(t *testing.T) {
 			t.Errorf("selector %v:\n got %s\nwant %s", tc.sel, got, tc.want)
 		}
 	}
-	if got := (Webhook{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{expr}}}).NamespaceScope(); got != "its namespaceSelector excludes openshift-etcd but not kube-system" {
-		t.Errorf("scope = %q", got)
+	if got := (Webhook{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{expr}}}).ExcludedNamespaces(); len(got) != 1 || got[0] != "openshift-etcd" {
+		t.Errorf("excluded = %q", got)
 	}
 }
 
