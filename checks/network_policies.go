@@ -183,7 +183,7 @@ func runNetworkPolicies(p *doctor.Pass) error {
 		p.Report(doctor.Finding{Object: kube.Ref("networking.k8s.io/v1", "NetworkPolicy", first), Cause: "no-dns",
 			Count: len(g.pods), Examples: doctor.Examples(podNames),
 			Message: fmt.Sprintf("network %s the egress of %s (%s) and no egress rule allows DNS (UDP 53) to the cluster DNS pods: every name lookup times out, so they cannot reach Services by name",
-				what, doctor.Plural(len(g.pods), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, g.pods), "; ")),
+				what, doctor.Plural(len(g.pods), "pod", "pods"), strings.Join(ownerNames(p.Snapshot, g.pods), "; ")),
 			Remediation: []doctor.Remediation{
 				{Text: "allow DNS to the cluster DNS pods for the isolated pods (or the whole namespace)", Command: fmt.Sprintf(`kubectl apply -n %s -f - <<'EOF'
 apiVersion: networking.k8s.io/v1

@@ -94,7 +94,7 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 				Remediation: []doctor.Remediation{{Text: "delete it if its workload is gone", Command: fmt.Sprintf("kubectl delete pdb %s -n %s", pdb.Name, pdb.Namespace)}}})
 			continue
 		}
-		owners := strings.Join(kube.OwnerNames(p.Snapshot, pods), "; ")
+		owners := strings.Join(ownerNames(p.Snapshot, pods), "; ")
 		expected := int(st.ExpectedPods)
 		if expected == 0 {
 			expected = len(pods)

@@ -128,7 +128,7 @@ func runPDBOverlap(p *doctor.Pass) error {
 		}
 		p.Report(doctor.Finding{Object: ref, Count: len(g.pods), Examples: doctor.Examples(podNames),
 			Message: fmt.Sprintf("%s of %s %s selected by %d disruption budgets: %s; the Eviction API refuses to evict a pod with more than one budget, so every drain of their nodes hangs",
-				doctor.Plural(len(g.pods), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, g.pods), "; "), verb, len(g.budgets), strings.Join(desc, ", ")),
+				doctor.Plural(len(g.pods), "pod", "pods"), strings.Join(ownerNames(p.Snapshot, g.pods), "; "), verb, len(g.budgets), strings.Join(desc, ", ")),
 			Remediation: rem})
 	}
 	return nil

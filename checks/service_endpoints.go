@@ -143,7 +143,7 @@ func runServiceEndpoints(p *doctor.Pass) error {
 		case len(live) == 0 && len(done) > 0:
 			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref,
 				Message: fmt.Sprintf("service %s selects %s, which matches only finished pods (%s: %s): it has no endpoint to route to",
-					svc.Name, selStr, doctor.Plural(len(done), "pod", "pods"), strings.Join(kube.OwnerNames(p.Snapshot, done), "; ")),
+					svc.Name, selStr, doctor.Plural(len(done), "pod", "pods"), strings.Join(ownerNames(p.Snapshot, done), "; ")),
 				Remediation: []doctor.Remediation{{Text: "if nothing should reach the batch pods, delete the Service",
 					Command: fmt.Sprintf("kubectl delete service %s -n %s", svc.Name, svc.Namespace)}}})
 		case len(live) == 0:
@@ -184,7 +184,7 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 		var parts []string
 		for _, m := range misses {
 			parts = append(parts, fmt.Sprintf("%s (%s) have %s", doctor.Plural(len(m.Pods), "pod", "pods"),
-				strings.Join(kube.OwnerNames(p.Snapshot, m.Pods), "; "), m.Describe()))
+				strings.Join(ownerNames(p.Snapshot, m.Pods), "; "), nearMissWords(m)))
 		}
 		msg += "; nearly matching: " + strings.Join(parts, "; ")
 		best := misses[0]
@@ -262,7 +262,7 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 		ph = append(ph, fmt.Sprintf("%d %s", n, k))
 	}
 	sort.Strings(ph)
-	owners := kube.OwnerNames(p.Snapshot, live)
+	owners := ownerNames(p.Snapshot, live)
 	verb := "match"
 	if len(live) == 1 {
 		verb = "matches"
@@ -306,4 +306,13 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 			{Text: "see why the pods are not ready (readiness probe, crash loop, pending)", Command: fmt.Sprintf("kubectl describe pods -n %s -l %s", svc.Namespace, selStr)},
 			{Text: "watch the endpoints come back", Command: fmt.Sprintf("kubectl get endpointslices -n %s -l kubernetes.io/service-name=%s", svc.Namespace, svc.Name)},
 		}})
+}
+
+// nearMissWords is "tier=frontend, not web" or "no label tier (the
+// selector wants web)".
+func nearMissWords(m kube.NearMiss) string {
+	if m.Have == "" {
+		return fmt.Sprintf("no label %s (the selector wants %s)", m.Key, m.Want)
+	}
+	return fmt.Sprintf("%s=%s, not %s", m.Key, m.Have, m.Want)
 }

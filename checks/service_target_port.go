@@ -126,7 +126,7 @@ func runServiceTargetPort(p *doctor.Pass) error {
 			continue
 		}
 		declared := declaredPorts(ready)
-		who := fmt.Sprintf("%s (%s)", doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(kube.OwnerNames(p.Snapshot, ready), "; "))
+		who := fmt.Sprintf("%s (%s)", doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(ownerNames(p.Snapshot, ready), "; "))
 		var broken []string
 		var fixes []doctor.Remediation
 		working, certain := 0, 0

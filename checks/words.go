@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // Wording that several checks share. The facts come from pkg/kube; how a
@@ -282,4 +284,37 @@ func faultWords(f *kube.BackendFault) string {
 		return "its caBundle does not parse: " + f.Err
 	}
 	return "its backend fails"
+}
+
+// ownerNames names the pods' top owners, sorted: "deployment/web"; with
+// more than one owner each carries its pod count ("deployment/web (3 pods)");
+// pods without a controller are listed last as "bare pods a, b".
+func ownerNames(s *snapshot.Snapshot, pods []*corev1.Pod) []string {
+	o := kube.OwnersOf(s)
+	count := map[string]int{}
+	var bare []string
+	for _, p := range pods {
+		if w, ok := o.Top(p); ok {
+			count[w.KindName()]++
+		} else {
+			bare = append(bare, p.Name)
+		}
+	}
+	out := make([]string, 0, len(count)+1)
+	for n, c := range count {
+		if c > 1 && len(count)+min(len(bare), 1) > 1 {
+			n = fmt.Sprintf("%s (%d pods)", n, c)
+		}
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	if len(bare) > 0 {
+		sort.Strings(bare)
+		what := "bare pod "
+		if len(bare) > 1 {
+			what = "bare pods "
+		}
+		out = append(out, what+strings.Join(bare, ", "))
+	}
+	return out
 }

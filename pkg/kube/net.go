@@ -1,9 +1,7 @@
 package kube
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,14 +73,6 @@ type NearMiss struct {
 	Pods            []*corev1.Pod
 }
 
-// Describe is "tier=frontend, not web" or "no label tier (wants web)".
-func (m NearMiss) Describe() string {
-	if m.Have == "" {
-		return fmt.Sprintf("no label %s (the selector wants %s)", m.Key, m.Want)
-	}
-	return fmt.Sprintf("%s=%s, not %s", m.Key, m.Have, m.Want)
-}
-
 // NearMisses finds the namespace's live pods that match every key of the
 // equality selector but one, grouped by the label and value that differ,
 // most pods first.
@@ -131,39 +121,6 @@ func NearMisses(s *snapshot.Snapshot, namespace string, selector map[string]stri
 // SelectorString is an equality selector as kubectl takes it: "app=web,tier=front".
 func SelectorString(sel map[string]string) string {
 	return labels.SelectorFromSet(sel).String()
-}
-
-// OwnerNames names the pods' top owners, sorted: "deployment/web"; with
-// more than one owner each carries its pod count ("deployment/web (3 pods)");
-// pods without a controller are listed last as "bare pods a, b".
-func OwnerNames(s *snapshot.Snapshot, pods []*corev1.Pod) []string {
-	o := OwnersOf(s)
-	count := map[string]int{}
-	var bare []string
-	for _, p := range pods {
-		if w, ok := o.Top(p); ok {
-			count[w.KindName()]++
-		} else {
-			bare = append(bare, p.Name)
-		}
-	}
-	out := make([]string, 0, len(count)+1)
-	for n, c := range count {
-		if c > 1 && len(count)+min(len(bare), 1) > 1 {
-			n = fmt.Sprintf("%s (%d pods)", n, c)
-		}
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	if len(bare) > 0 {
-		sort.Strings(bare)
-		what := "bare pod "
-		if len(bare) > 1 {
-			what = "bare pods "
-		}
-		out = append(out, what+strings.Join(bare, ", "))
-	}
-	return out
 }
 
 // APIServiceAvailable is the APIService's Available condition, or nil.
