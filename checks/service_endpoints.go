@@ -202,7 +202,7 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 	if len(referrers) > 0 {
 		var rs []string
 		for _, r := range referrers {
-			rs = append(rs, r.String())
+			rs = append(rs, referrerWords(r))
 		}
 		msg += "; yet " + strings.Join(rs, ", ")
 	}
@@ -315,4 +315,11 @@ func nearMissWords(m kube.NearMiss) string {
 		return fmt.Sprintf("no label %s (the selector wants %s)", m.Key, m.Want)
 	}
 	return fmt.Sprintf("%s=%s, not %s", m.Key, m.Have, m.Want)
+}
+
+// referrerWords is "ingress storefront routes to it".
+func referrerWords(r kube.Referrer) string {
+	how := map[kube.RefersBy]string{kube.RoutesTo: "routes to it", kube.ServedBy: "is served by it",
+		kube.CalledBy: "calls it", kube.NamesAsGoverning: "names it as its serviceName"}[r.How]
+	return strings.ToLower(r.Ref.Kind) + " " + r.Ref.Name + " " + how
 }

@@ -19,14 +19,18 @@ var ServiceReferrerReads = append([]snapshot.Resource{snapshot.Ingresses, snapsh
 // callers depend on the Service having endpoints.
 type Referrer struct {
 	Ref doctor.ObjectRef
-	// How is how it refers: "routes to it", "is served by it".
-	How string
+	How RefersBy
 }
 
-// String is "ingress storefront routes to it".
-func (r Referrer) String() string {
-	return strings.ToLower(r.Ref.Kind) + " " + r.Ref.Name + " " + r.How
-}
+// RefersBy is how an object refers to a Service.
+type RefersBy int
+
+const (
+	RoutesTo         RefersBy = iota + 1 // an Ingress or a Gateway API route sends traffic to it
+	ServedBy                             // an APIService is served by it
+	CalledBy                             // an admission webhook calls it
+	NamesAsGoverning                     // a StatefulSet names it as its serviceName
+)
 
 // ServiceReferrers indexes, per Service ("namespace/name"), the objects
 // that refer to it, and lists the reads it could not make: a Service that
@@ -66,7 +70,7 @@ func ServiceReferrers(s *snapshot.Snapshot) (map[string][]Referrer, []snapshot.R
 				ing := &ings[i]
 				ref := doctor.ObjectRef{APIVersion: "networking.k8s.io/v1", Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
 				if b := ing.Spec.DefaultBackend; b != nil && b.Service != nil {
-					add(ing.Namespace, b.Service.Name, Referrer{ref, "routes to it"})
+					add(ing.Namespace, b.Service.Name, Referrer{ref, RoutesTo})
 				}
 				for _, rule := range ing.Spec.Rules {
 					if rule.HTTP == nil {
@@ -74,7 +78,7 @@ func ServiceReferrers(s *snapshot.Snapshot) (map[string][]Referrer, []snapshot.R
 					}
 					for _, path := range rule.HTTP.Paths {
 						if path.Backend.Service != nil {
-							add(ing.Namespace, path.Backend.Service.Name, Referrer{ref, "routes to it"})
+							add(ing.Namespace, path.Backend.Service.Name, Referrer{ref, RoutesTo})
 						}
 					}
 				}
@@ -92,7 +96,7 @@ func ServiceReferrers(s *snapshot.Snapshot) (map[string][]Referrer, []snapshot.R
 							if b.Namespace != nil {
 								ns = string(*b.Namespace)
 							}
-							add(ns, string(b.Name), Referrer{ref, "routes to it"})
+							add(ns, string(b.Name), Referrer{ref, RoutesTo})
 						}
 					}
 				}
@@ -110,7 +114,7 @@ func ServiceReferrers(s *snapshot.Snapshot) (map[string][]Referrer, []snapshot.R
 							if b.Namespace != nil {
 								ns = string(*b.Namespace)
 							}
-							add(ns, string(b.Name), Referrer{ref, "routes to it"})
+							add(ns, string(b.Name), Referrer{ref, RoutesTo})
 						}
 					}
 				}
@@ -120,14 +124,14 @@ func ServiceReferrers(s *snapshot.Snapshot) (map[string][]Referrer, []snapshot.R
 			as := s.APIServices()
 			for i := range as {
 				if svc := as[i].Spec.Service; svc != nil {
-					add(svc.Namespace, svc.Name, Referrer{doctor.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: as[i].Name}, "is served by it"})
+					add(svc.Namespace, svc.Name, Referrer{doctor.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: as[i].Name}, ServedBy})
 				}
 			}
 		}
 		if readable(snapshot.MutatingWebhooks) && readable(snapshot.ValidatingWebhooks) {
 			for _, w := range Webhooks(s) {
 				if w.Service != nil {
-					add(w.Service.Namespace, w.Service.Name, Referrer{w.Config, "calls it"})
+					add(w.Service.Namespace, w.Service.Name, Referrer{w.Config, CalledBy})
 				}
 			}
 		}
@@ -135,12 +139,21 @@ func ServiceReferrers(s *snapshot.Snapshot) (map[string][]Referrer, []snapshot.R
 			sts := s.StatefulSets()
 			for i := range sts {
 				if n := sts[i].Spec.ServiceName; n != "" {
-					add(sts[i].Namespace, n, Referrer{doctor.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: sts[i].Namespace, Name: sts[i].Name}, "names it as its serviceName"})
+					add(sts[i].Namespace, n, Referrer{doctor.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: sts[i].Namespace, Name: sts[i].Name}, NamesAsGoverning})
 				}
 			}
 		}
 		for _, rs := range out.refs {
-			sort.Slice(rs, func(i, j int) bool { return rs[i].String() < rs[j].String() })
+			sort.Slice(rs, func(i, j int) bool {
+				a, b := rs[i], rs[j]
+				if ka, kb := strings.ToLower(a.Ref.Kind), strings.ToLower(b.Ref.Kind); ka != kb {
+					return ka < kb
+				}
+				if a.Ref.Name != b.Ref.Name {
+					return a.Ref.Name < b.Ref.Name
+				}
+				return a.How < b.How
+			})
 		}
 		return out
 	})
