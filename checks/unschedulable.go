@@ -210,7 +210,7 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		// The scheduler has the last word: never say a node can take a
 		// pod it just refused.
 		fits, parts := fitBreakdown(f)
-		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, kube.Clip(g.verdict, 300))
+		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, clipLine(g.verdict, 300))
 		if len(parts) > 0 {
 			msg += "; by the snapshot: " + strings.Join(parts, ", ")
 		}

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -146,5 +147,28 @@ func TestNamespaceScope(t *testing.T) {
 		if got := namespaceScope(kube.Webhook{NamespaceSelector: c.sel}); got != c.want {
 			t.Errorf("%v: %q, want %q", c.sel, got, c.want)
 		}
+	}
+}
+
+func TestClipLine(t *testing.T) {
+	if got := clipLine("a  b\n c", 10); got != "a b c" {
+		t.Errorf("clipLine = %q", got)
+	}
+	if got := clipLine("abcdefghijkl", 5); got != "abcd…" {
+		t.Errorf("clipLine = %q", got)
+	}
+}
+
+// TestWarningLine: reason, the series' count and span, how long ago, the
+// message on one line.
+func TestWarningLine(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	w := &kube.Warning{Reason: "BackOff", Message: "BackOff of\n web-1", Count: 41, First: now.Add(-time.Hour), Last: now.Add(-time.Minute), Kind: "Pod"}
+	if got := warningLine(now, w); got != "BackOff (x41 over 59m, 60s ago): BackOff of web-1" {
+		t.Errorf("pod: %q", got)
+	}
+	w.Kind, w.Name, w.Count = "Job", "nightly", 1
+	if got := warningLine(now, w); got != "job/nightly BackOff (60s ago): BackOff of web-1" {
+		t.Errorf("job: %q", got)
 	}
 }

@@ -38,7 +38,7 @@ func evidence(p *doctor.Pass, refs []doctor.ObjectRef, pods []*corev1.Pod, conds
 	for _, pod := range pods {
 		lists = append(lists, x.AboutPod(pod))
 	}
-	out := kube.Evidence(p.Now, most, lists...)
+	out := eventEvidence(p.Now, most, lists...)
 	return append(out, clip(conds, most-min(len(out), most-1))...)
 }
 
@@ -62,7 +62,7 @@ func failingConditions(obj any) []string {
 			s += " (" + reason + ")"
 		}
 		if msg != "" {
-			s += ": " + kube.Clip(msg, 200)
+			s += ": " + clipLine(msg, 200)
 		}
 		out = append(out, s)
 	}
@@ -119,7 +119,7 @@ func describeProbe(pr *corev1.Probe) string {
 	case h.GRPC != nil:
 		what = fmt.Sprintf("grpc :%d", h.GRPC.Port)
 	case h.Exec != nil:
-		what = "exec " + kube.Clip(strings.Join(h.Exec.Command, " "), 60)
+		what = "exec " + clipLine(strings.Join(h.Exec.Command, " "), 60)
 	default:
 		what = "probe"
 	}
@@ -544,7 +544,7 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 		}
 		var ev []string
 		for _, w := range cf.events {
-			ev = append(ev, w.Line(p.Now))
+			ev = append(ev, warningLine(p.Now, w))
 			break // the newest refusal, as written; older ones are usually the same
 		}
 		ev = append(ev, clip(cf.conds, 1)...)

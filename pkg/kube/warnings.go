@@ -1,14 +1,11 @@
 package kube
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -121,61 +118,23 @@ func (x *WarningIndex) AboutPod(p *corev1.Pod) []*Warning {
 	return x.About("Pod", p.Namespace, p.Name, p.UID)
 }
 
-// maxQuote caps a quoted event message: enough for a kubelet's or an
-// admission plugin's sentence, not a whole stack of wrapped errors.
-const maxQuote = 240
-
-// Clip shortens s to n runes with an ellipsis, on one line.
-func Clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// Line is the evidence line a finding quotes for the event:
-// `FailedMount (x12 over 40m, 2m ago): MountVolume.SetUp failed ...`.
-func (w *Warning) Line(now time.Time) string {
-	s := w.Reason
-	var when []string
-	if w.Count > 1 {
-		span := ""
-		if !w.First.IsZero() && w.Last.Sub(w.First) > time.Second {
-			span = " over " + duration.HumanDuration(w.Last.Sub(w.First))
-		}
-		when = append(when, fmt.Sprintf("x%d%s", w.Count, span))
-	}
-	if !w.Last.IsZero() && now.After(w.Last) {
-		when = append(when, duration.HumanDuration(now.Sub(w.Last))+" ago")
-	}
-	if len(when) > 0 {
-		s += " (" + strings.Join(when, ", ") + ")"
-	}
-	if w.Kind != "" && w.Kind != "Pod" {
-		s = strings.ToLower(w.Kind) + "/" + w.Name + " " + s
-	}
-	return s + ": " + Clip(w.Message, maxQuote)
-}
-
-// Evidence is the newest Warning events of the objects (distinct by reason
-// and message, newest first) as evidence lines, at most max.
-func Evidence(now time.Time, max int, lists ...[]*Warning) []string {
+// NewestDistinct is the newest Warning events of the objects, newest
+// first, one per reason and message, at most max.
+func NewestDistinct(max int, lists ...[]*Warning) []*Warning {
 	var all []*Warning
 	for _, l := range lists {
 		all = append(all, l...)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Last.After(all[j].Last) })
 	seen := map[string]bool{}
-	var out []string
+	var out []*Warning
 	for _, w := range all {
 		k := w.Reason + "\x00" + w.Message
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		out = append(out, w.Line(now))
+		out = append(out, w)
 		if len(out) == max {
 			break
 		}

@@ -47,17 +47,7 @@ func TestWarningEventsOf(t *testing.T) {
 	if n := len(x.Reason("FailedMount")); n != 2 {
 		t.Errorf("Reason(FailedMount) = %d events, want 2", n)
 	}
-	lines := Evidence(t0, 2, got)
-	if len(lines) != 2 || lines[0] != "BackOff (x41 over 59m, 60s ago): BackOff of web-1" {
-		t.Errorf("Evidence = %q", lines)
-	}
-}
-
-func TestClip(t *testing.T) {
-	if got := Clip("a  b\n c", 10); got != "a b c" {
-		t.Errorf("Clip = %q", got)
-	}
-	if got := Clip("abcdefghijkl", 5); got != "abcd…" {
-		t.Errorf("Clip = %q", got)
+	if newest := NewestDistinct(2, got, got); len(newest) != 2 || newest[0].Reason != "BackOff" || newest[1].Reason != "Unhealthy" {
+		t.Errorf("NewestDistinct = %v, want BackOff, Unhealthy (each once)", newest)
 	}
 }

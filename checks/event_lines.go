@@ -1,0 +1,61 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+)
+
+// How findings quote Warning events and cluster messages.
+
+// maxQuote caps a quoted event message: enough for a kubelet's or an
+// admission plugin's sentence, not a whole stack of wrapped errors.
+const maxQuote = 240
+
+// clipLine shortens s to n runes with an ellipsis, on one line.
+func clipLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// warningLine is the evidence line a finding quotes for a Warning event:
+// `FailedMount (x12 over 40m, 2m ago): MountVolume.SetUp failed ...`.
+func warningLine(now time.Time, w *kube.Warning) string {
+	s := w.Reason
+	var when []string
+	if w.Count > 1 {
+		span := ""
+		if !w.First.IsZero() && w.Last.Sub(w.First) > time.Second {
+			span = " over " + duration.HumanDuration(w.Last.Sub(w.First))
+		}
+		when = append(when, fmt.Sprintf("x%d%s", w.Count, span))
+	}
+	if !w.Last.IsZero() && now.After(w.Last) {
+		when = append(when, duration.HumanDuration(now.Sub(w.Last))+" ago")
+	}
+	if len(when) > 0 {
+		s += " (" + strings.Join(when, ", ") + ")"
+	}
+	if w.Kind != "" && w.Kind != "Pod" {
+		s = strings.ToLower(w.Kind) + "/" + w.Name + " " + s
+	}
+	return s + ": " + clipLine(w.Message, maxQuote)
+}
+
+// eventEvidence is the newest Warning events of the objects (distinct by
+// reason and message, newest first) as evidence lines, at most max.
+func eventEvidence(now time.Time, max int, lists ...[]*kube.Warning) []string {
+	var out []string
+	for _, w := range kube.NewestDistinct(max, lists...) {
+		out = append(out, warningLine(now, w))
+	}
+	return out
+}
