@@ -186,7 +186,7 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 		if d.Field.Key == "kubelet" && anySkewed(d, skewed) {
 			continue
 		}
-		title := d.Field.Title
+		title := driftTitles[d.Field.Key]
 		if d.Arch != "" && len(archesOf(pool)) > 1 {
 			title = d.Arch + " " + title
 		}
@@ -334,3 +334,7 @@ func replaceRemediation(pool *kube.Pool, names, minor string) []doctor.Remediati
 	}
 	return []doctor.Remediation{{Text: "then reinstall or replace them with the image the rest of the pool runs, through whatever provisions these nodes"}}
 }
+
+// driftTitles name each kube.DriftFields field in messages.
+var driftTitles = map[string]string{"kubelet": "kubelet", "kernel": "kernel", "osImage": "OS image",
+	"containerRuntime": "container runtime", "architecture": "architecture"}

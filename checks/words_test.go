@@ -172,3 +172,12 @@ func TestWarningLine(t *testing.T) {
 		t.Errorf("job: %q", got)
 	}
 }
+
+// TestDriftTitles: every field kube compares has its title.
+func TestDriftTitles(t *testing.T) {
+	for _, f := range kube.DriftFields {
+		if driftTitles[f.Key] == "" {
+			t.Errorf("no title for %s", f.Key)
+		}
+	}
+}

@@ -67,17 +67,16 @@ func (v NodeVersions) Empty() bool { return v == NodeVersions{} }
 
 // DriftField is one field of NodeVersions compared within a pool.
 type DriftField struct {
-	Key   string // JSON name, listed in a node listing's odd fields
-	Title string // in messages
-	Get   func(NodeVersions) string
+	Key string // JSON name, listed in a node listing's odd fields
+	Get func(NodeVersions) string
 }
 
 var DriftFields = []DriftField{
-	{"kubelet", "kubelet", func(v NodeVersions) string { return v.Kubelet }},
-	{"kernel", "kernel", func(v NodeVersions) string { return v.Kernel }},
-	{"osImage", "OS image", func(v NodeVersions) string { return v.OSImage }},
-	{"containerRuntime", "container runtime", func(v NodeVersions) string { return v.ContainerRuntime }},
-	{"architecture", "architecture", func(v NodeVersions) string { return v.Architecture }},
+	{"kubelet", func(v NodeVersions) string { return v.Kubelet }},
+	{"kernel", func(v NodeVersions) string { return v.Kernel }},
+	{"osImage", func(v NodeVersions) string { return v.OSImage }},
+	{"containerRuntime", func(v NodeVersions) string { return v.ContainerRuntime }},
+	{"architecture", func(v NodeVersions) string { return v.Architecture }},
 }
 
 // perArch: kernel releases are built per architecture (…x86_64, …aarch64),
