@@ -123,7 +123,7 @@ func fitBreakdown(f *kube.Fit) (fits, parts []string) {
 		}
 	}
 	for _, v := range volumeOrder {
-		parts = append(parts, fmt.Sprintf("%d outside the %s of %s (%s: %s)", len(volumeNodes[v]), v.Source, volumeName(v), v.Want, examplesEllipsis(volumeNodes[v])))
+		parts = append(parts, fmt.Sprintf("%d outside the %s of %s (%s: %s)", len(volumeNodes[v]), topologySource[v.Source], volumeName(v), v.Want, examplesEllipsis(volumeNodes[v])))
 	}
 	return fits, parts
 }
@@ -236,7 +236,7 @@ func volumeName(v *kube.VolumeTopology) string {
 func volumeNowhereWords(v kube.VolumeNowhere) string {
 	vt := v.Volume
 	if v.Conflict {
-		return fmt.Sprintf("no node fits both its node selector/affinity and the %s of its %s (%s)", vt.Source, volumeName(vt), vt.Want)
+		return fmt.Sprintf("no node fits both its node selector/affinity and the %s of its %s (%s)", topologySource[vt.Source], volumeName(vt), vt.Want)
 	}
 	var parts []string
 	for _, k := range vt.Keys {
@@ -247,7 +247,7 @@ func volumeNowhereWords(v kube.VolumeNowhere) string {
 		parts = append(parts, fmt.Sprintf("nodes have %s=%s", k, strings.Join(someValues(v.Have[k]), ", ")))
 	}
 	return fmt.Sprintf("its %s can only be used on nodes with %s (%s), and no node is there (%s)",
-		volumeName(vt), vt.Want, vt.Source, strings.Join(parts, "; "))
+		volumeName(vt), vt.Want, topologySource[vt.Source], strings.Join(parts, "; "))
 }
 
 // absentLabelWords: "no node has the label pool", "no node has pool=tpu
@@ -266,3 +266,7 @@ func someValues(vs []string) []string {
 	}
 	return vs
 }
+
+// topologySource names where a volume's topology restriction is written.
+var topologySource = map[kube.TopologySource]string{kube.PVNodeAffinity: "node affinity", kube.PVZoneLabel: "zone label",
+	kube.AllowedTopologies: "allowedTopologies"}

@@ -347,7 +347,7 @@ func volumeRemediation(f *kube.Fit) []doctor.Remediation {
 		}
 		if v.Volume != "" {
 			rem = append(rem, doctor.Remediation{
-				Text:    fmt.Sprintf("volume %s can only be attached where its %s says (%s): add nodes there (a node pool in that zone), or restore its data into a volume where nodes are (snapshot and restore) and rebind the claim", v.Volume, v.Source, v.Want),
+				Text:    fmt.Sprintf("volume %s can only be attached where its %s says (%s): add nodes there (a node pool in that zone), or restore its data into a volume where nodes are (snapshot and restore) and rebind the claim", v.Volume, topologySource[v.Source], v.Want),
 				Command: fmt.Sprintf("kubectl get pv %s -o yaml", v.Volume)})
 		} else {
 			rem = append(rem, doctor.Remediation{

@@ -19,15 +19,23 @@ type VolumeTopology struct {
 	Claim  string // the pod's claim
 	Volume string // the PersistentVolume; "" for an unbound claim
 	Class  string // the StorageClass whose allowedTopologies apply
-	// Source says where the restriction is written: "node affinity",
-	// "zone label", "allowedTopologies".
-	Source string
+	// Source says where the restriction is written.
+	Source TopologySource
 	// Want describes the restriction: "topology.kubernetes.io/zone=eu-west-1c".
 	Want string
 	// Keys are the node label keys the restriction reads.
 	Keys  []string
 	match func(*corev1.Node) bool
 }
+
+// TopologySource is where a volume's topology restriction is written.
+type TopologySource int
+
+const (
+	PVNodeAffinity    TopologySource = iota + 1 // the PersistentVolume's spec.nodeAffinity
+	PVZoneLabel                                 // the PersistentVolume's zone/region labels
+	AllowedTopologies                           // the StorageClass's allowedTopologies
+)
 
 // Matches says whether the node satisfies the restriction.
 func (v *VolumeTopology) Matches(n *corev1.Node) bool { return v.match(n) }
@@ -68,7 +76,7 @@ func VolumeTopologies(s *snapshot.Snapshot, pod *corev1.Pod) []VolumeTopology {
 			}
 			if na := pv.Spec.NodeAffinity; na != nil && na.Required != nil && len(na.Required.NodeSelectorTerms) > 0 {
 				sel := nodeaffinity.NewLazyErrorNodeSelector(na.Required)
-				out = append(out, VolumeTopology{Claim: name, Volume: pv.Name, Source: "node affinity",
+				out = append(out, VolumeTopology{Claim: name, Volume: pv.Name, Source: PVNodeAffinity,
 					Want: describeSelector(na.Required), Keys: selectorKeys(na.Required),
 					match: func(n *corev1.Node) bool { ok, err := sel.Match(n); return ok && err == nil }})
 			}
@@ -85,7 +93,7 @@ func VolumeTopologies(s *snapshot.Snapshot, pod *corev1.Pod) []VolumeTopology {
 			continue
 		}
 		terms := sc.AllowedTopologies
-		out = append(out, VolumeTopology{Claim: name, Class: sc.Name, Source: "allowedTopologies",
+		out = append(out, VolumeTopology{Claim: name, Class: sc.Name, Source: AllowedTopologies,
 			Want: describeTopologies(terms), Keys: topologyKeys(terms),
 			match: func(n *corev1.Node) bool { return topologyMatches(terms, n) }})
 	}
@@ -108,7 +116,7 @@ func zoneTopology(claim string, pv *corev1.PersistentVolume) *VolumeTopology {
 	if len(keys) == 0 {
 		return nil
 	}
-	return &VolumeTopology{Claim: claim, Volume: pv.Name, Source: "zone label", Want: strings.Join(parts, ", "), Keys: keys,
+	return &VolumeTopology{Claim: claim, Volume: pv.Name, Source: PVZoneLabel, Want: strings.Join(parts, ", "), Keys: keys,
 		match: func(n *corev1.Node) bool {
 			has := false
 			for _, k := range zoneLabels {
