@@ -94,11 +94,11 @@ type cronJobsKey struct{}
 
 // CronJobsOf returns the snapshot's CronJob index, built once per snapshot.
 func CronJobsOf(s *snapshot.Snapshot) *CronJobIndex {
-	return snapshot.Memo(s, cronJobsKey{}, func() *CronJobIndex { return NewCronJobIndex(s.CronJobs()) })
+	return snapshot.Memo(s, cronJobsKey{}, func() *CronJobIndex { return newCronJobIndex(s.CronJobs()) })
 }
 
-// NewCronJobIndex indexes the CronJobs by UID and by namespace and name.
-func NewCronJobIndex(cjs []batchv1.CronJob) *CronJobIndex {
+// newCronJobIndex indexes the CronJobs by UID and by namespace and name.
+func newCronJobIndex(cjs []batchv1.CronJob) *CronJobIndex {
 	x := &CronJobIndex{byUID: map[types.UID]*batchv1.CronJob{}, byName: map[string]*batchv1.CronJob{}}
 	for i := range cjs {
 		if cjs[i].UID != "" {

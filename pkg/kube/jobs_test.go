@@ -60,7 +60,7 @@ func TestRunOf(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "report", UID: "cj-report"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "web", Name: "backup"}}, // no UID
 	}
-	x := NewCronJobIndex(cjs)
+	x := newCronJobIndex(cjs)
 	ctl := true
 	job := func(ns, name, kind, owner string, uid types.UID) *batchv1.Job {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}

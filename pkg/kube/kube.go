@@ -1,10 +1,14 @@
 // Package kube is what kubectl-doctor knows about Kubernetes objects that
 // more than one check needs: which workload owns a pod, every pod template,
 // whether a pod may run on a node, when an event happened, node pools,
-// what a node problem means, and how an admission webhook's backend is
-// doing. Checks import it and never each other's helpers, so one fact is
-// computed one way. Values derived from a whole snapshot (the owner index,
-// endpoint readiness) are built once per scan with snapshot.Memo.
+// which taints mark a node problem, and how an admission webhook's backend
+// is doing. Checks import it, so one fact is computed one way.
+//
+// It returns facts (causes, counts, times, object references, typed
+// kinds), never sentences or remediation commands: a check words its own
+// finding, and wording several checks share lives in checks/words.go.
+// Values derived from a whole snapshot (the owner index, endpoint
+// readiness) are built once per scan with snapshot.Memo.
 package kube
 
 import (
