@@ -189,8 +189,8 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 
 // TaintBlocked says whether every node the pod's nodeSelector and affinity
 // allow has a taint it does not tolerate (a cordon counts), and returns
-// them by node; false when no node is allowed at all. pending-taints owns
-// such pods; the unschedulable check leaves them to it.
+// them by node; false when no node is allowed at all: such a pod waits for
+// a taint to go, not for room.
 func TaintBlocked(place *Placement, nodes []corev1.Node) (map[string][]corev1.Taint, bool) {
 	allowed := place.MatchingNodes(nodes)
 	if len(allowed) == 0 {
@@ -208,7 +208,7 @@ func TaintBlocked(place *Placement, nodes []corev1.Node) (map[string][]corev1.Ta
 }
 
 // OnlyFull says the nodes the pod may use (selector, taints and cordon
-// allow) exist and are all full of pods: node-pod-capacity reports it.
+// allow) exist and are all full of pods: the pod waits for pod room alone.
 func (f *Fit) OnlyFull() bool {
 	usable := 0
 	for i := range f.Nodes {

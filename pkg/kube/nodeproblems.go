@@ -7,8 +7,8 @@ import (
 )
 
 // NodeProblem is a taint Kubernetes puts on an unhealthy node and the node
-// condition behind it. node-taints explains the taint, node-health the
-// condition, pending-taints the pods it blocks: all from this one table.
+// condition behind it: the taint, the condition and the pods the taint
+// blocks are all judged from this one table.
 type NodeProblem struct {
 	Taint     string
 	Condition corev1.NodeConditionType // "" when no condition dates the taint
@@ -38,7 +38,7 @@ func ProblemTaint(key string) (NodeProblem, bool) {
 
 // ProblemCondition returns the problem behind a pressure or network
 // condition that is True (MemoryPressure, DiskPressure, PIDPressure,
-// NetworkUnavailable); Ready is judged by its message (node-health).
+// NetworkUnavailable); Ready is not here: its cause is in its message.
 func ProblemCondition(t corev1.NodeConditionType) (NodeProblem, bool) {
 	if t == corev1.NodeReady {
 		return NodeProblem{}, false

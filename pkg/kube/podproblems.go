@@ -164,9 +164,9 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 
 // BackendProblem explains why a Service's pods do not serve: the first
 // problem (by severity of cause) of the pods its selector matches, narrowed
-// to those pods. ok is false when its pods show no container problem. The
-// checks for APIServices and admission webhooks name it, and workload-pods
-// folds its finding on the same owner into theirs (see ChainedOwners).
+// to those pods. ok is false when its pods show no container problem. A
+// finding about the APIService or webhook in front names it, and the
+// owner's own finding folds into that one (see ChainedOwners).
 func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service string) (g *OwnerProblem, ok bool) {
 	svc := ServicesOf(s).Get(namespace, service)
 	if svc == nil || len(svc.Spec.Selector) == 0 {

@@ -82,8 +82,7 @@ type webhookHarmKey struct{}
 
 // WebhookHarms indexes WebhookHarm by webhook name. FailedCreate events come
 // from the Warning events (declare WarningEventReads); the metrics are used when the scan
-// read the API server's /metrics (the apiserver-metrics check declares it),
-// and are simply absent otherwise.
+// read the API server's /metrics, and are simply absent otherwise.
 func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
 	return snapshot.Memo(s, webhookHarmKey{}, func() map[string]WebhookHarm {
 		out := map[string]WebhookHarm{}
