@@ -80,7 +80,7 @@ func unavailableAPIServices(s *snapshot.Snapshot) map[string]*apiregistrationv1.
 	out := map[string]*apiregistrationv1.APIService{}
 	svcs := s.APIServices()
 	for i := range svcs {
-		if c := kube.APIServiceAvailable(&svcs[i]); c != nil && c.Status != apiregistrationv1.ConditionTrue {
+		if kube.APIServiceDown(&svcs[i]) {
 			out[svcs[i].Name] = &svcs[i]
 		}
 	}

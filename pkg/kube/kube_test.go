@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -147,5 +148,30 @@ func TestTaintClassAndProblems(t *testing.T) {
 	}
 	if p, ok := ProblemCondition(corev1.NodeDiskPressure); !ok || p.Taint != corev1.TaintNodeDiskPressure {
 		t.Error("DiskPressure maps to its taint")
+	}
+}
+
+// TestAPIServiceDown: only an Available condition that is there and not
+// True says the aggregator cannot reach the backend.
+func TestAPIServiceDown(t *testing.T) {
+	with := func(c ...apiregistrationv1.APIServiceCondition) *apiregistrationv1.APIService {
+		return &apiregistrationv1.APIService{Status: apiregistrationv1.APIServiceStatus{Conditions: c}}
+	}
+	avail := func(s apiregistrationv1.ConditionStatus) apiregistrationv1.APIServiceCondition {
+		return apiregistrationv1.APIServiceCondition{Type: apiregistrationv1.Available, Status: s}
+	}
+	for _, c := range []struct {
+		name string
+		a    *apiregistrationv1.APIService
+		want bool
+	}{
+		{"no condition yet", with(), false},
+		{"available", with(avail(apiregistrationv1.ConditionTrue)), false},
+		{"not available", with(avail(apiregistrationv1.ConditionFalse)), true},
+		{"unknown", with(avail(apiregistrationv1.ConditionUnknown)), true},
+	} {
+		if got := APIServiceDown(c.a); got != c.want {
+			t.Errorf("%s: %t, want %t", c.name, got, c.want)
+		}
 	}
 }

@@ -133,6 +133,14 @@ func APIServiceAvailable(a *apiregistrationv1.APIService) *apiregistrationv1.API
 	return nil
 }
 
+// APIServiceDown says the APIService's Available condition is there and
+// not True: the aggregator cannot reach its backend. (No condition yet is
+// not a verdict.)
+func APIServiceDown(a *apiregistrationv1.APIService) bool {
+	c := APIServiceAvailable(a)
+	return c != nil && c.Status != apiregistrationv1.ConditionTrue
+}
+
 // UnavailableAPIService returns an APIService of the group whose Available
 // condition is not True (the first by name), or nil.
 func UnavailableAPIService(s *snapshot.Snapshot, group string) *apiregistrationv1.APIService {
@@ -143,7 +151,7 @@ func UnavailableAPIService(s *snapshot.Snapshot, group string) *apiregistrationv
 		if a.Spec.Group != group {
 			continue
 		}
-		if c := APIServiceAvailable(a); c != nil && c.Status != apiregistrationv1.ConditionTrue && (out == nil || a.Name < out.Name) {
+		if APIServiceDown(a) && (out == nil || a.Name < out.Name) {
 			out = a
 		}
 	}

@@ -219,11 +219,9 @@ func brokenBackends(s *snapshot.Snapshot) []backend {
 			if a.Spec.Service == nil {
 				continue
 			}
-			for _, c := range a.Status.Conditions {
-				if c.Type == "Available" && c.Status != "True" {
-					out = append(out, backend{a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/" + a.Name,
-						doctor.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: a.Name}})
-				}
+			if APIServiceDown(a) {
+				out = append(out, backend{a.Spec.Service.Namespace, a.Spec.Service.Name, "apiservice/" + a.Name,
+					doctor.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: a.Name}})
 			}
 		}
 	}
