@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // TestSortRuns: runs are ordered by the time they were due, then by
@@ -92,6 +94,35 @@ func TestRunOf(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: RunOf = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestOwnersClimbToCronJob: a pod's top owner is the CronJob whose run its
+// Job is, by UID or, when the Job lost its owner reference, by name.
+func TestOwnersClimbToCronJob(t *testing.T) {
+	ctl := true
+	cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "backup", UID: "cj"}}
+	owned := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "backup-1", UID: "j1",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: "backup", UID: "cj", Controller: &ctl}}}}
+	orphan := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "backup-29410260", UID: "j2"}}
+	pod := func(name string, job *batchv1.Job) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: name,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: &ctl}}}}
+	}
+	s, err := snapshot.FromObjects(cj, owned, orphan, pod("a", owned), pod("b", orphan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := OwnersOf(s)
+	for _, p := range s.Pods() {
+		if w, ok := o.Top(p); !ok || w.Ref.Kind != "CronJob" || w.Ref.Name != "backup" {
+			t.Errorf("pod %s: top %v", p.Name, w.Ref)
+		}
+	}
+	for w := range TopWorkloads(s) {
+		if w.Ref.Kind == "Job" {
+			t.Errorf("%s is a run of a CronJob, not a top workload", w.Ref.Name)
 		}
 	}
 }

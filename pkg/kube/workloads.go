@@ -3,6 +3,7 @@ package kube
 import (
 	"iter"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -96,7 +97,7 @@ func TopWorkloads(s *snapshot.Snapshot) iter.Seq[*Workload] {
 	return func(yield func(*Workload) bool) {
 		o := OwnersOf(s)
 		for w := range Workloads(s) {
-			if c := metav1.GetControllerOfNoCopy(w.Meta); c != nil && o.byUID[c.UID] != nil {
+			if o.parent(w) != nil {
 				continue
 			}
 			if !yield(w) {
@@ -118,6 +119,7 @@ func TopWorkloads(s *snapshot.Snapshot) iter.Seq[*Workload] {
 type Owners struct {
 	byUID map[types.UID]*Workload
 	byRef map[doctor.ObjectRef]*Workload // APIVersion left empty
+	crons *CronJobIndex
 }
 
 type ownersKey struct{}
@@ -125,7 +127,7 @@ type ownersKey struct{}
 // OwnersOf returns the snapshot's owner index, built once per snapshot.
 func OwnersOf(s *snapshot.Snapshot) *Owners {
 	return snapshot.Memo(s, ownersKey{}, func() *Owners {
-		o := &Owners{byUID: map[types.UID]*Workload{}, byRef: map[doctor.ObjectRef]*Workload{}}
+		o := &Owners{byUID: map[types.UID]*Workload{}, byRef: map[doctor.ObjectRef]*Workload{}, crons: CronJobsOf(s)}
 		for w := range Workloads(s) {
 			o.byUID[w.Meta.UID] = w
 			o.byRef[refKey(w.Ref)] = w
@@ -155,27 +157,41 @@ func (o *Owners) Top(p *corev1.Pod) (*Workload, bool) {
 	if cur == nil {
 		return &Workload{Ref: doctor.ObjectRef{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: p.Namespace, Name: c.Name}}, true
 	}
-	for depth := 0; depth < 3; depth++ {
-		next := metav1.GetControllerOfNoCopy(cur.Meta)
-		if next == nil || o.byUID[next.UID] == nil {
+	return o.climb(cur), true
+}
+
+// climb goes from a listed workload to its top listed controller.
+func (o *Owners) climb(cur *Workload) *Workload {
+	for depth := 0; cur != nil && depth < 3; depth++ {
+		next := o.parent(cur)
+		if next == nil {
 			break
 		}
-		cur = o.byUID[next.UID]
+		cur = next
 	}
-	return cur, true
+	return cur
+}
+
+// parent is the workload's listed controller, nil when none: by the
+// controller's UID, and for a Job its CronJob as CronJobIndex.RunOf links
+// them.
+func (o *Owners) parent(w *Workload) *Workload {
+	if c := metav1.GetControllerOfNoCopy(w.Meta); c != nil {
+		if p := o.byUID[c.UID]; p != nil {
+			return p
+		}
+	}
+	if j, ok := w.Object.(*batchv1.Job); ok {
+		if cj := o.crons.RunOf(j); cj != nil {
+			return o.byRef[refKey(Ref("batch/v1", "CronJob", cj))]
+		}
+	}
+	return nil
 }
 
 // TopOf climbs from a listed object (a ReplicaSet, a Job) to its top
 // listed controller (the Deployment, the CronJob); the object's own
 // workload when it has none, nil when the object is not listed.
 func (o *Owners) TopOf(m *metav1.ObjectMeta) *Workload {
-	cur := o.byUID[m.UID]
-	for depth := 0; cur != nil && depth < 3; depth++ {
-		next := metav1.GetControllerOfNoCopy(cur.Meta)
-		if next == nil || o.byUID[next.UID] == nil {
-			break
-		}
-		cur = o.byUID[next.UID]
-	}
-	return cur
+	return o.climb(o.byUID[m.UID])
 }
