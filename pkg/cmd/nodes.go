@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
@@ -17,13 +18,18 @@ import (
 
 // NodesOptions is `kubectl doctor nodes`: the fleet by pool and version.
 type NodesOptions struct {
-	cluster *clusterOptions
-	listOutput
+	listOptions
 	genericiooptions.IOStreams
 }
 
-func newNodesCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
-	o := &NodesOptions{cluster: cluster, IOStreams: streams}
+// NewNodesOptions returns the options of nodes, with the cluster flags the
+// root command shares.
+func NewNodesOptions(streams genericiooptions.IOStreams, cluster *connect.Options) *NodesOptions {
+	return &NodesOptions{listOptions: listOptions{cluster: cluster}, IOStreams: streams}
+}
+
+func newNodesCommand(streams genericiooptions.IOStreams, cluster *connect.Options) *cobra.Command {
+	o := NewNodesOptions(streams, cluster)
 	cmd := &cobra.Command{
 		Use:   "nodes",
 		Short: "List the fleet by pool: what each group of nodes runs (POOL, NODES, KUBELET, KERNEL, OS, RUNTIME, ARCH)",
@@ -39,21 +45,39 @@ check reports it. Nodes that have not reported their versions show '-'.`,
   kubectl doctor nodes -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runListing(cmd, o.cluster, &o.listOutput, nil, o.Run)
+			o.Complete(cmd)
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	return cmd
 }
 
+// AddFlags registers -o; the cluster flags are the root's.
+func (o *NodesOptions) AddFlags(cmd *cobra.Command) { o.addFlags(cmd) }
+
+// Complete records what the cluster flags say; Run reads the kubeconfig.
+func (o *NodesOptions) Complete(cmd *cobra.Command) { o.complete(cmd) }
+
+// Validate rejects a bad -o or cluster flag.
+func (o *NodesOptions) Validate() error { return o.validate() }
+
 // Run lists the nodes once and prints the fleet by pool.
 func (o *NodesOptions) Run(ctx context.Context) error {
-	snap, err := o.cluster.loadAll(ctx, ioStreams{o.Out, o.ErrOut}, snapshot.Nodes)
+	ctx, done, err := o.connect(ctx, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	defer done()
+	snap, err := o.load(ctx, o.ErrOut, snapshot.Nodes)
 	if err != nil {
 		return err
 	}
 	rows := listing.NodeRows(snap.Nodes())
-	if done, err := printDocument(&o.listOutput, o.Out, "nodes", rows); done {
+	if done, err := printDocument(&o.listOptions, o.Out, "nodes", rows); done {
 		return err
 	}
 	header := []string{"POOL", "NODES", "KUBELET", "KERNEL", "OS", "RUNTIME", "ARCH"}
