@@ -4,14 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -76,7 +78,7 @@ func (o *NodesOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := listing.NodeRows(snap.Nodes())
+	rows := nodeRows(snap.Nodes())
 	if done, err := printDocument(&o.listOptions, o.Out, "nodes", rows); done {
 		return err
 	}
@@ -106,4 +108,55 @@ func (o *NodesOptions) Run(ctx context.Context) error {
 		table = append(table, row)
 	}
 	return report.Table(o.Out, header, table)
+}
+
+// nodeRow is one row of `kubectl doctor nodes`, in the table and in the
+// JSON and YAML: the nodes of one pool that run the same versions.
+type nodeRow struct {
+	Pool      string `json:"pool"`
+	PoolLabel string `json:"poolLabel,omitempty"`
+	Count     int    `json:"count"`
+	kube.NodeVersions
+	Nodes []string `json:"nodes"`
+	// Odd lists the fields (kubelet, kernel, osImage, containerRuntime,
+	// architecture) whose value is not the most common one in the pool.
+	Odd []string `json:"odd,omitempty"`
+}
+
+// nodeRows groups the fleet into pools and, within each pool, into rows of
+// identical versions: most nodes first, odd rows marked. Nodes that have not
+// reported their nodeInfo are a row of their own, never odd.
+func nodeRows(nodes []corev1.Node) []nodeRow {
+	var rows []nodeRow
+	for _, p := range kube.Pools(nodes) {
+		odd := kube.OddFields(p.Drift())
+		byKey := map[string]*nodeRow{}
+		var pool []*nodeRow
+		for _, n := range p.Nodes {
+			fields := odd[n.Name]
+			key := fmt.Sprintf("%q|%v", n.V, fields)
+			r := byKey[key]
+			if r == nil {
+				r = &nodeRow{Pool: p.Name, PoolLabel: p.Label, NodeVersions: n.V, Odd: fields}
+				byKey[key] = r
+				pool = append(pool, r)
+			}
+			r.Nodes = append(r.Nodes, n.Name)
+			r.Count++
+		}
+		sort.SliceStable(pool, func(i, j int) bool {
+			a, b := pool[i], pool[j]
+			if (len(a.Odd) == 0) != (len(b.Odd) == 0) {
+				return len(a.Odd) == 0
+			}
+			if a.Count != b.Count {
+				return a.Count > b.Count
+			}
+			return fmt.Sprint(a.NodeVersions) < fmt.Sprint(b.NodeVersions)
+		})
+		for _, r := range pool {
+			rows = append(rows, *r)
+		}
+	}
+	return rows
 }

@@ -2,14 +2,16 @@ package cmd
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -67,7 +69,7 @@ func (o *TaintsOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows := listing.TaintRows(snap.Nodes())
+	rows := taintRows(snap.Nodes())
 	if done, err := printDocument(&o.listOptions, o.Out, "taints", rows); done {
 		return err
 	}
@@ -91,4 +93,43 @@ func (o *TaintsOptions) Run(ctx context.Context) error {
 		table = append(table, row)
 	}
 	return report.Table(o.Out, header, table)
+}
+
+// taintRow is one row of `kubectl doctor taints`, in the table and in the
+// JSON and YAML: one taint of one node, or a node without taints (Key
+// empty).
+type taintRow struct {
+	Node   string     `json:"node"`
+	Key    string     `json:"key,omitempty"`
+	Value  string     `json:"value,omitempty"`
+	Effect string     `json:"effect,omitempty"`
+	Since  *time.Time `json:"since,omitempty"`
+	Class  string     `json:"class,omitempty"`
+}
+
+// taintRows lists every taint of every node, sorted by node then key, with
+// untainted nodes as a row of their own so the listing covers the fleet.
+func taintRows(nodes []corev1.Node) []taintRow {
+	var rows []taintRow
+	for i := range nodes {
+		n := &nodes[i]
+		if len(n.Spec.Taints) == 0 {
+			rows = append(rows, taintRow{Node: n.Name})
+			continue
+		}
+		for _, t := range n.Spec.Taints {
+			rows = append(rows, taintRow{Node: n.Name, Key: t.Key, Value: t.Value, Effect: string(t.Effect),
+				Since: kube.TaintSince(n, t), Class: kube.TaintClass(t.Key)})
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].Node != rows[j].Node {
+			return rows[i].Node < rows[j].Node
+		}
+		if rows[i].Key != rows[j].Key {
+			return rows[i].Key < rows[j].Key
+		}
+		return rows[i].Effect < rows[j].Effect
+	})
+	return rows
 }
