@@ -1,7 +1,17 @@
 // Package cmd holds kubectl-doctor's cobra commands. Each command is an
-// Options struct whose Complete fills it from flags and kubeconfig, whose
-// Validate rejects bad input naming the flag, and whose Run does the work:
-// tests build the Options directly and call Run.
+// Options struct built by NewXOptions, whose AddFlags registers its flags,
+// whose Complete fills it from flags and arguments, whose Validate rejects
+// bad input naming the flag, and whose Run does the work: tests build the
+// Options directly and call Run. Commands that read a cluster share one
+// connect.Options (the kubeconfig is read by Run, so a bad flag is reported
+// even where no cluster is configured); a command that gates on findings
+// ends with decide (verdict.go), the one exit-code policy.
+//
+// One file per command: scan.go (with scan_ci.go, scan_offline.go and
+// fleet.go for its CI, --from and multi-cluster parts), serve.go, dump.go,
+// audit.go, taints.go, nodes.go and history.go (listing.go is what the three
+// listings share), checks.go (checks, explain) and version.go; exit.go holds
+// the exit codes.
 package cmd
 
 import (
