@@ -168,7 +168,9 @@ func splitObject(s string) [3]string {
 	return [3]string{"", "", s}
 }
 
-// incidentWant: the seed incidents (issues 3 and 4). Ages are matched as
+// incidentWant: the seed incidents of the scenario cluster (failing
+// webhooks, an unavailable APIService, a namespace stuck terminating, a job
+// backlog, a pod storm, taints, rollout history). Ages are matched as
 // "40s", "2m9s" or "12m": the suite may run for minutes before a test.
 var incidentWant = map[string][]wantFinding{
 	"apiserver-metrics": {
@@ -625,6 +627,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	// A namespace that does not exist is not a clean bill of health.
 	t.Run("unknown namespace", func(t *testing.T) {
+		needCluster(t)
 		oneErrorLine(t, runDoctor(t, scenarios.Kubeconfig, "-n", "no-such-namespace"), `namespace "no-such-namespace" not found`)
 	})
 }
