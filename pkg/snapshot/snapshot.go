@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"fmt"
-	"io"
 	"sort"
 	"sync"
 
@@ -24,8 +23,6 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // Snapshot holds the lists of one scan. It is read-only once built, so checks
@@ -128,22 +125,6 @@ func (s *Snapshot) Err(r Resource) error {
 	if s.list(r) == nil {
 		return &ListError{Resource: r, Reason: s.absentReason(r, "not listed by this scan"), Skip: true, Cause: CauseAbsent}
 	}
-	return nil
-}
-
-// Metrics returns the API server's metric families by name (nil when
-// /metrics was not read).
-func (s *Snapshot) Metrics() map[string]*dto.MetricFamily { return s.metrics }
-
-// SetMetrics parses Prometheus text into the snapshot, as the loader does
-// with GET /metrics; fixtures use it too.
-func (s *Snapshot) SetMetrics(text io.Reader) error {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	m, err := p.TextToMetricFamilies(text)
-	if err != nil {
-		return fmt.Errorf("parsing metrics: %w", err)
-	}
-	s.metrics = m
 	return nil
 }
 
