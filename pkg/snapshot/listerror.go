@@ -83,7 +83,12 @@ func Needs(verb string, r Resource, ns string) string {
 	return fmt.Sprintf("needs %s on %s in all namespaces", verb, what)
 }
 
-func classify(r Resource, ns string, err error) error {
+// classifyAPIError turns the error the API server (or the way to it) gave a
+// read of r into a ListError, by its status: forbidden, unauthorized, not
+// served and unavailable skip the checks that need r, with a reason saying
+// what the user lacks or what the cluster does not serve; anything else
+// errs them.
+func classifyAPIError(r Resource, ns string, err error) error {
 	verb := "list"
 	if r.Path != "" {
 		verb = "get"

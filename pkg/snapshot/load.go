@@ -103,7 +103,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				list, err = Scheme().New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
 			}
 			if err != nil {
-				err = l.classify(ctx, r, err, begin)
+				err = l.classifyReadError(ctx, r, err, begin)
 			}
 			record(r, list, err)
 			return nil
@@ -160,12 +160,14 @@ func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
 	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r), l.trim)
 }
 
-// classify turns a read's final error into the ListError checks see. A
-// read cut short by ctx says so: Ctrl-C, or the deadline by which every
+// classifyReadError turns a read's final error into the ListError checks
+// see. A read cut short by ctx says so: Ctrl-C, or the deadline by which every
 // read must end (the read had until then since the load started, queued
 // for a slot or not); or its attempts ran out of time (--request-timeout),
-// counted from its own start.
-func (l *loader) classify(ctx context.Context, r Resource, err error, begin time.Time) error {
+// counted from its own start. Any other error is classified by its API
+// status (classifyAPIError), which WithError uses alone: only a load knows
+// when it and its reads began.
+func (l *loader) classifyReadError(ctx context.Context, r Resource, err error, begin time.Time) error {
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
 		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("interrupted before reading %s finished", r)}
@@ -174,7 +176,7 @@ func (l *loader) classify(ctx context.Context, r Resource, err error, begin time
 	case errors.Is(err, context.DeadlineExceeded):
 		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("timed out reading %s after %s", r, roundSeconds(time.Since(begin)))}
 	}
-	return classify(r, l.opts.Namespace, err)
+	return classifyAPIError(r, l.opts.Namespace, err)
 }
 
 func roundSeconds(d time.Duration) time.Duration {

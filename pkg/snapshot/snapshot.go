@@ -370,7 +370,7 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 	if r == Pods {
 		c.pods = nil
 	}
-	c.errs[r] = classify(r, s.Namespace, err)
+	c.errs[r] = classifyAPIError(r, s.Namespace, err)
 	return c
 }
 
