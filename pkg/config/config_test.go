@@ -14,7 +14,8 @@ var builtin = []string{"pod-storm", "node-pod-capacity", "node-taints"}
 
 const header = "apiVersion: doctor.kubectl.io/v1alpha1\nkind: Config\n"
 
-// The example of the README and the issue, in full.
+// A config that uses every section (checks, ignore with a glob and an
+// expiry, custom), like the example in the README.
 const example = header + `checks:
   node-pod-capacity: {enabled: false}
   pod-storm: {severity: critical}            # override the findings' severity
