@@ -35,22 +35,11 @@ func (s *Snapshot) Objects(r Resource) []runtime.Object {
 // and name: for code that needs only names, labels and annotations of any
 // kind (suppressions, custom checks).
 func (s *Snapshot) Metadata(r Resource) []metav1.Object {
-	l := s.list(r)
-	if l == nil {
-		return nil
-	}
 	var out []metav1.Object
-	if _, ok := l.(*podPointerList); ok {
-		for _, p := range s.pods {
-			out = append(out, p)
+	for _, o := range s.Objects(r) {
+		if m, err := meta.Accessor(o); err == nil {
+			out = append(out, m)
 		}
-	} else {
-		_ = meta.EachListItem(l, func(o runtime.Object) error {
-			if m, err := meta.Accessor(o); err == nil {
-				out = append(out, m)
-			}
-			return nil
-		})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].GetNamespace() != out[j].GetNamespace() {
