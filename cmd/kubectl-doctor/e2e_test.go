@@ -168,8 +168,9 @@ func splitObject(s string) [3]string {
 	return [3]string{"", "", s}
 }
 
-// incidentWant: the seed incidents (issues 3 and 4). Ages are matched as
-// "40s", "2m9s" or "12m": the suite may run for minutes before a test.
+// incidentWant: what each check must report on the scenario cluster's seed
+// incidents. Ages are matched as "40s", "2m9s" or "12m": the suite may run
+// for minutes before a test.
 var incidentWant = map[string][]wantFinding{
 	"apiserver-metrics": {
 		{doctor.Warning, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io, since the API server started: failed open [\d,]+ times: its policy was skipped for those requests$`, 1},

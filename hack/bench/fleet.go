@@ -1,9 +1,11 @@
 package main
 
-// The fleet, serve, informer and compare modes of the benchmark (issue 22 and
-// issue 17). They share one loaded cluster, kept stopped as a "seed": its etcd
-// data is copied for each control plane, so three identical 30,600-pod
-// clusters cost one load.
+// The fleet, serve, informer and compare modes of the benchmark: a fleet
+// scan of three clusters, serve's repeated scans, an informer-based client
+// doing the same reads, and two binaries alternated on one cluster. They
+// share one loaded cluster, kept stopped as a "seed": its etcd data is copied
+// for each control plane, so three identical 30,600-pod clusters cost one
+// load.
 //
 //	go run ./hack/bench -mode fleet    [-runs 3] [-doctor bin/kubectl-doctor] [-seed DIR]
 //	go run ./hack/bench -mode serve    [-scans 10] [-interval 20s]

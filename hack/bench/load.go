@@ -19,7 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The shape of the default benchmark cluster (issue 6): 30,600 pods on
+// The shape of the default benchmark cluster: 30,600 pods on
 // 1,000 nodes. -pods and -nodes scale it (shapeFor).
 const (
 	namespaces  = 50
