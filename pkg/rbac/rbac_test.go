@@ -52,10 +52,7 @@ func TestRoleGrantsEveryRead(t *testing.T) {
 	role := committedRole(t)
 	for _, c := range checks.All() {
 		for _, r := range snapshot.Plan(append(append([]snapshot.Resource(nil), c.Reads...), c.Optional...)) {
-			verb := "list"
-			if r.Path != "" {
-				verb = "get"
-			}
+			verb := r.Verb()
 			if !snapshot.Allows(role.Rules, verb, r) {
 				t.Errorf("check %s reads %s, which deploy/base/clusterrole.yaml does not grant (%s)", c.Name, r, verb)
 			}

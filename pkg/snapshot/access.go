@@ -73,10 +73,7 @@ func ReviewAccess(ctx context.Context, cfg *rest.Config, plan []Resource, ns str
 	a := &Access{Denied: map[Resource]string{}, NoWatch: map[Resource]bool{}, Requests: 1}
 	rules := policyRules(rr.Status)
 	for _, r := range Plan(plan) {
-		verb := "list"
-		if r.Path != "" {
-			verb = "get"
-		}
+		verb := r.Verb()
 		if !Allows(rules, verb, r) {
 			if rr.Status.Incomplete {
 				a.Requests++

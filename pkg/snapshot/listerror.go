@@ -89,10 +89,7 @@ func Needs(verb string, r Resource, ns string) string {
 // what the user lacks or what the cluster does not serve; anything else
 // errs them.
 func classifyAPIError(r Resource, ns string, err error) error {
-	verb := "list"
-	if r.Path != "" {
-		verb = "get"
-	}
+	verb := r.Verb()
 	le := &ListError{Resource: r, Err: err, Skip: true}
 	switch {
 	case apierrors.IsForbidden(err):

@@ -106,6 +106,15 @@ func Events(fieldSelector string) Resource {
 	return r
 }
 
+// Verb is the verb one read of r needs: get for a path (/metrics), list
+// for a resource.
+func (r Resource) Verb() string {
+	if r.Path != "" {
+		return "get"
+	}
+	return "list"
+}
+
 // GVR is the group/version/resource of r.
 func (r Resource) GVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
