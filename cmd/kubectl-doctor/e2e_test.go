@@ -626,6 +626,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	// A namespace that does not exist is not a clean bill of health.
 	t.Run("unknown namespace", func(t *testing.T) {
+		needCluster(t)
 		oneErrorLine(t, runDoctor(t, scenarios.Kubeconfig, "-n", "no-such-namespace"), `namespace "no-such-namespace" not found`)
 	})
 }
