@@ -209,12 +209,12 @@ func TestCustomNamesAreKnownToChecksAndIgnore(t *testing.T) {
 
 func TestDefaultPaths(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "/xdg")
-	if got := DefaultPaths(); len(got) != 2 || got[0] != ".kubectl-doctor.yaml" || got[1] != "/xdg/kubectl-doctor/config.yaml" {
-		t.Errorf("DefaultPaths() = %v", got)
+	if got := defaultPaths(); len(got) != 2 || got[0] != ".kubectl-doctor.yaml" || got[1] != "/xdg/kubectl-doctor/config.yaml" {
+		t.Errorf("defaultPaths() = %v", got)
 	}
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("HOME", "/home/u")
-	if got := DefaultPaths(); got[1] != "/home/u/.config/kubectl-doctor/config.yaml" {
+	if got := defaultPaths(); got[1] != "/home/u/.config/kubectl-doctor/config.yaml" {
 		t.Errorf("without XDG_CONFIG_HOME: %v", got)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"path/filepath"
 )
 
-// DefaultPaths are where a config is looked for when --config is not given,
+// defaultPaths are where a config is looked for when --config is not given,
 // in order: the working directory (a repository's own policy), then the
 // user's config directory ($XDG_CONFIG_HOME, else ~/.config).
-func DefaultPaths() []string {
+func defaultPaths() []string {
 	paths := []string{".kubectl-doctor.yaml"}
 	dir := os.Getenv("XDG_CONFIG_HOME")
 	if dir == "" {
@@ -23,9 +23,9 @@ func DefaultPaths() []string {
 	return paths
 }
 
-// Find returns the first of DefaultPaths that exists, "" when none does.
+// Find returns the first of defaultPaths that exists, "" when none does.
 func Find() string {
-	for _, p := range DefaultPaths() {
+	for _, p := range defaultPaths() {
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
 			return p
 		}

@@ -20,9 +20,9 @@ var (
 	dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
 
-// MaxExpressionLength bounds a CEL expression, as the API server bounds
+// maxExpressionLength bounds a CEL expression, as the API server bounds
 // the expressions of a ValidatingAdmissionPolicy.
-const MaxExpressionLength = 5 * 1024
+const maxExpressionLength = 5 * 1024
 
 func (p *parser) checks(n *yaml.Node, known []string, cfg *Config) {
 	if n.Kind != yaml.MappingNode {
@@ -221,8 +221,8 @@ func (p *parser) customs(n *yaml.Node) []Custom {
 			switch {
 			case strings.TrimSpace(s) == "":
 				p.add(v, field+"."+x.key, "must not be empty")
-			case len(s) > MaxExpressionLength:
-				p.add(v, field+"."+x.key, "expression is %d bytes, longer than the limit of %d", len(s), MaxExpressionLength)
+			case len(s) > maxExpressionLength:
+				p.add(v, field+"."+x.key, "expression is %d bytes, longer than the limit of %d", len(s), maxExpressionLength)
 			}
 			*x.dst, *x.line = s, v.Line
 		}

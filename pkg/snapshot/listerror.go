@@ -67,10 +67,10 @@ func IsSkippable(err error) bool {
 	return errors.As(err, &le) && le.Skip
 }
 
-// Needs says what a user lacks for a read, as skip reasons put it: "needs
+// needs says what a user lacks for a read, as skip reasons put it: "needs
 // list on nodes", "needs list on pods in all namespaces", "needs get on
 // /metrics".
-func Needs(verb string, r Resource, ns string) string {
+func needs(verb string, r Resource, ns string) string {
 	what := r.GVR().GroupResource().String()
 	switch {
 	case r.Path != "":
@@ -93,9 +93,9 @@ func classifyAPIError(r Resource, ns string, err error) error {
 	le := &ListError{Resource: r, Err: err, Skip: true}
 	switch {
 	case apierrors.IsForbidden(err):
-		le.Reason = "forbidden: " + Needs(verb, r, ns)
+		le.Reason = "forbidden: " + needs(verb, r, ns)
 	case apierrors.IsUnauthorized(err):
-		le.Reason = "unauthorized: " + Needs(verb, r, ns)
+		le.Reason = "unauthorized: " + needs(verb, r, ns)
 	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
 		le.Reason = fmt.Sprintf("not served by this cluster: %s", r)
 	case apierrors.IsServiceUnavailable(err):

@@ -93,7 +93,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 	g.SetLimit(opts.Parallelism)
 	for _, r := range plan {
 		if verb, denied := opts.Access.Denies(r); denied {
-			record(r, nil, &ListError{Resource: r, Skip: true, Reason: "forbidden: " + Needs(verb, r, opts.Namespace)})
+			record(r, nil, &ListError{Resource: r, Skip: true, Reason: "forbidden: " + needs(verb, r, opts.Namespace)})
 			continue
 		}
 		g.Go(func() error {
