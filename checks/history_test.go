@@ -8,7 +8,6 @@ import (
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/listing"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -48,34 +47,5 @@ func TestHistories(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("histories:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func TestTaintRows(t *testing.T) {
-	var got []string
-	for _, r := range listing.TaintRows(fixtureSnapshot(t, "node-taints").Nodes()) {
-		since := "-"
-		if r.Since != nil {
-			since = r.Since.UTC().Format("15:04")
-		}
-		got = append(got, fmt.Sprintf("%s %s=%s:%s %s %s", r.Node, r.Key, r.Value, r.Effect, since, r.Class))
-	}
-	want := []string{
-		"cp-1 node-role.kubernetes.io/control-plane=:NoSchedule - control-plane",
-		"gpu-1 dedicated=gpu:NoSchedule - intended",
-		"worker-1 =: - ",
-		"worker-2 node.kubernetes.io/unreachable=:NoExecute 09:00 problem",
-		"worker-2 node.kubernetes.io/unreachable=:NoSchedule 09:00 problem",
-		"worker-3 node.kubernetes.io/disk-pressure=:NoSchedule 11:15 problem",
-		"worker-4 node.kubernetes.io/disk-pressure=:NoSchedule 11:40 problem",
-		"worker-5 node.kubernetes.io/unschedulable=:NoSchedule - cordon",
-		"worker-6 node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule - problem",
-		"worker-7 =: - ",
-		"worker-8 node.kubernetes.io/memory-pressure=:NoSchedule - problem",
-		"worker-9 node.kubernetes.io/not-ready=:NoExecute 11:40 problem",
-		"worker-9 node.kubernetes.io/not-ready=:NoSchedule 11:40 problem",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -58,7 +58,7 @@ func writeList(t *testing.T, path, apiVersion, kind string, items []unstructured
 	}
 }
 
-// TestCapturesReportTheLiveWorkloadCauses (issue 18): the scenario cluster
+// TestCapturesReportTheLiveWorkloadCauses: the scenario cluster
 // captured as `kubectl cluster-info dump` lays it out, and as `kubectl get
 // pods,replicasets,deployments -A -o json`, reports the workload causes
 // the live admin scan reports for Deployments, DaemonSets and bare pods —
@@ -244,7 +244,7 @@ func roleUser(t *testing.T, ns string) string {
 	return path
 }
 
-// TestNamespacedRoleUser (issue 18): a user whose Role in one namespace
+// TestNamespacedRoleUser: a user whose Role in one namespace
 // grants pods, deployments, replicasets, events and services runs `-n NS`:
 // the workload causes the admin's scan reports in NS are reported, the
 // checks that need nodes or cluster-scoped kinds say they were denied, and

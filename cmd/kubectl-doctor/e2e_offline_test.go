@@ -16,7 +16,7 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
 )
 
-// TestOfflineDumpMatchesLiveScan (issue 13): `kubectl doctor dump` of the
+// TestOfflineDumpMatchesLiveScan: `kubectl doctor dump` of the
 // scenario cluster, scanned with --from and no kubeconfig at all, gives the
 // findings and check verdicts of the live scan.
 func TestOfflineDumpMatchesLiveScan(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -168,7 +169,9 @@ func splitObject(s string) [3]string {
 	return [3]string{"", "", s}
 }
 
-// incidentWant: the seed incidents (issues 3 and 4). Ages are matched as
+// incidentWant: the seed incidents of the scenario cluster (failing
+// webhooks, an unavailable APIService, a namespace stuck terminating, a job
+// backlog, a pod storm, taints, rollout history). Ages are matched as
 // "40s", "2m9s" or "12m": the suite may run for minutes before a test.
 var incidentWant = map[string][]wantFinding{
 	"apiserver-metrics": {
@@ -263,6 +266,8 @@ func TestScenarioFindings(t *testing.T) {
 	if f := byObject["pinniped-concierge/deployment/kube-cert-agent"]; !hasCommand(f, "kubectl delete pods -n pinniped-concierge --field-selector=status.phase=Failed -l 'app=kube-cert-agent'") {
 		t.Errorf("storm cleanup command: %+v", f.Remediation)
 	}
+
+	checkGolden(t, filepath.Join("..", "..", "testdata", "golden", "scenarios.txt"), scenarioShape(&rep))
 
 	// The table groups by severity, critical first, and ends with the summary.
 	table := runDoctor(t, scenarios.Kubeconfig)
@@ -625,6 +630,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	// A namespace that does not exist is not a clean bill of health.
 	t.Run("unknown namespace", func(t *testing.T) {
+		needCluster(t)
 		oneErrorLine(t, runDoctor(t, scenarios.Kubeconfig, "-n", "no-such-namespace"), `namespace "no-such-namespace" not found`)
 	})
 }
@@ -713,4 +719,90 @@ func TestAuditBadInputs(t *testing.T) {
 	oneErrorLine(t, runDoctor(t, "", "audit", notAudit), "not a Kubernetes audit log")
 	oneErrorLine(t, runDoctor(t, "", "audit", filepath.Join(t.TempDir(), "missing.log")), "no such file")
 	oneErrorLine(t, runDoctor(t, "", "audit"), "requires at least 1 arg")
+}
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/scenarios.txt from this run")
+
+// Parts of a live report that differ from run to run: times and ages,
+// generated name suffixes, and counts (the real controllers decide how many
+// pods a storm has made by the time of the scan).
+var (
+	liveTime   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+	liveAge    = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|ms|s|m|h|d)(\d+(\.\d+)?(ms|s|m|h))*\b`)
+	liveSuffix = regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5,10}\b`)
+	liveNumber = regexp.MustCompile(`\d[\d,.]*`)
+)
+
+func normalizeLive(s string) string {
+	s = liveTime.ReplaceAllString(s, "<time>")
+	s = liveAge.ReplaceAllString(s, "<age>")
+	s = liveSuffix.ReplaceAllString(s, "-<hash>")
+	s = liveNumber.ReplaceAllString(s, "N")
+	// A list of names whose length varies ("report-sync-N report-sync-N
+	// ...") becomes one name and "...".
+	words := strings.Split(s, " ")
+	out := make([]string, 0, len(words))
+	for i, w := range words {
+		if i > 0 && w == words[i-1] {
+			if out[len(out)-1] != "..." {
+				out = append(out, "...")
+			}
+			continue
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
+// scenarioShape is the scenario report with what varies between runs
+// normalised: every check's status, and every finding's severity, check,
+// object, message and remediation commands, in report order. A change of
+// wording, of the object a cause is reported on, or of a remediation shows
+// as a diff against testdata/golden/scenarios.txt.
+func scenarioShape(rep *doctor.Report) string {
+	var b strings.Builder
+	for _, c := range rep.Checks {
+		fmt.Fprintf(&b, "check %s %s\n", c.Name, c.Status)
+	}
+	for _, f := range rep.Findings {
+		fmt.Fprintf(&b, "%s %s %s: %s\n", f.Severity, f.Check, normalizeLive(f.Object.String()), normalizeLive(f.Message))
+		for _, r := range f.Remediation {
+			if r.Command != "" {
+				fmt.Fprintf(&b, "  $ %s\n", normalizeLive(r.Command))
+			}
+		}
+	}
+	return b.String()
+}
+
+// checkGolden compares got with the file at path, or rewrites it with -update.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *updateGolden {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v: run the test with -update", err)
+	}
+	if got == string(want) {
+		return
+	}
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(wl), len(gl)); i++ {
+		w, g := "", ""
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			t.Errorf("report differs from %s at line %d (rerun with -update after an intended change):\n- %s\n+ %s", path, i+1, w, g)
+			return
+		}
+	}
 }

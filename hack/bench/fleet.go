@@ -1,7 +1,9 @@
 package main
 
-// The fleet, serve, informer and compare modes of the benchmark (issue 22 and
-// issue 17). They share one loaded cluster, kept stopped as a "seed": its etcd
+// The fleet, serve, informer and compare modes of the benchmark: a fleet
+// run over three clusters, serve's repeated scans, an informer-based client
+// doing the same reads for comparison, and this binary against an older
+// one. They share one loaded cluster, kept stopped as a "seed": its etcd
 // data is copied for each control plane, so three identical 30,600-pod
 // clusters cost one load.
 //

@@ -19,8 +19,8 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The shape of the default benchmark cluster (issue 6): 30,600 pods on
-// 1,000 nodes. -pods and -nodes scale it (shapeFor).
+// The shape of the default benchmark cluster, the size the scan is tuned
+// for: 30,600 pods on 1,000 nodes. -pods and -nodes scale it (shapeFor).
 const (
 	namespaces  = 50
 	nodes       = 1000

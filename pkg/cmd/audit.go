@@ -28,8 +28,14 @@ type AuditOptions struct {
 	genericiooptions.IOStreams
 }
 
+// NewAuditOptions returns audit's defaults: a table of the top 15 clients,
+// never failing on findings.
+func NewAuditOptions(streams genericiooptions.IOStreams) *AuditOptions {
+	return &AuditOptions{Output: "table", Top: 15, FailOn: "never", IOStreams: streams}
+}
+
 func newAuditCommand(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &AuditOptions{Output: "table", Top: 15, FailOn: "never", IOStreams: streams}
+	o := NewAuditOptions(streams)
 	cmd := &cobra.Command{
 		Use:   "audit FILE... (or - for stdin)",
 		Short: "Rank the API clients that load the API server, from its audit logs",
@@ -46,20 +52,32 @@ audit log at all is an error (exit 2).`,
   zcat audit-*.gz | kubectl doctor audit - -o json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Files = args
+			o.Complete(args)
 			if err := o.Validate(); err != nil {
 				return err
 			}
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
-	cmd.Flags().IntVar(&o.Top, "top", o.Top, "How many client rows to show (0: all)")
-	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+	o.AddFlags(cmd)
 	return cmd
 }
 
-// Validate checks the flags.
+// AddFlags registers audit's flags.
+func (o *AuditOptions) AddFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json or yaml")
+	cmd.Flags().IntVar(&o.Top, "top", o.Top, "How many client rows to show (0: all)")
+	cmd.Flags().StringVar(&o.FailOn, "fail-on", o.FailOn, "Exit 1 when a finding is at least this severe: critical, warning, info or never")
+}
+
+// Complete takes the files from the arguments and the gate from
+// --fail-on; Validate reports a --fail-on that names no severity.
+func (o *AuditOptions) Complete(args []string) {
+	o.Files = args
+	o.failOn, _ = doctor.ParseSeverity(o.FailOn)
+}
+
+// Validate rejects bad flags, naming the flag. It changes nothing.
 func (o *AuditOptions) Validate() error {
 	if !slices.Contains(report.Formats, o.Output) {
 		return usageError("--output must be one of table, wide, json, yaml; got %q", o.Output)
@@ -67,11 +85,9 @@ func (o *AuditOptions) Validate() error {
 	if o.Top < 0 {
 		return usageError("--top must be 0 or more, got %d", o.Top)
 	}
-	sev, err := doctor.ParseSeverity(o.FailOn)
-	if err != nil {
+	if _, err := doctor.ParseSeverity(o.FailOn); err != nil {
 		return usageError("--fail-on: %v", err)
 	}
-	o.failOn = sev
 	return nil
 }
 
@@ -106,12 +122,17 @@ func (o *AuditOptions) Run(_ context.Context) error {
 	if err != nil {
 		return &exitError{Code: ExitError, Err: err}
 	}
-	for _, f := range r.Findings {
+	return decide(outcome{Fails: o.fails(r.Findings)}).exit(o.ErrOut)
+}
+
+// fails says whether a finding is at or above --fail-on.
+func (o *AuditOptions) fails(findings []doctor.Finding) bool {
+	for _, f := range findings {
 		if o.failOn != doctor.Never && f.Severity >= o.failOn {
-			return &exitError{Code: ExitFindings}
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
 func (o *AuditOptions) table(a *audit.Analysis, r *audit.Report) error {

@@ -148,7 +148,8 @@ func TestWriteBaselineThenGate(t *testing.T) {
 }
 
 // TestCoverageExit: --require-complete's exit code by the cause of the
-// gaps: denied reads (a namespaced Role, -n) 4, an input lacking data 3,
+// gaps of a report (decide, with nothing at --fail-on and the scan's
+// incompleteness left to the verdict's own test): denied reads (a namespaced Role, -n) 4, an input lacking data 3,
 // failed reads 2; an API the cluster does not serve is no gap.
 func TestCoverageExit(t *testing.T) {
 	set, err := fixture.Load(filepath.Join("..", "..", "testdata", "checks", "workload-pods"))
@@ -181,12 +182,8 @@ func TestCoverageExit(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := doctor.Run(context.Background(), c.snap, []*doctor.Check{checks.NodeHealth, checks.WorkloadPods}, fixture.Now())
-			err := coverageExit(r, false)
-			code := ExitOK
-			var ee *exitError
-			if errors.As(err, &ee) {
-				code = ee.Code
-			}
+			v := decide(outcome{Gaps: r.GapCauses(), Coverage: r.CoverageLine(), RequireComplete: true})
+			code, err := v.Code, v.Err
 			if code != c.code || !strings.HasSuffix(r.CoverageLine(), c.line) {
 				t.Errorf("exit %d (%v), line %q; want %d and a line ending %q", code, err, r.CoverageLine(), c.code, c.line)
 			}

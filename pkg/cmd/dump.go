@@ -16,6 +16,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
@@ -25,15 +26,21 @@ import (
 // DumpOptions is `kubectl doctor dump`: what a scan reads, written to a file
 // that `kubectl doctor --from` scans anywhere later.
 type DumpOptions struct {
-	cluster *clusterOptions
+	cluster *connect.Options
 	// Output is the file to write; it is gzip-compressed when its name ends
 	// in .gz; "-" is stdout.
 	Output string
 	genericiooptions.IOStreams
 }
 
-func newDumpCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
-	o := &DumpOptions{cluster: cluster, IOStreams: streams}
+// NewDumpOptions returns dump's options, with the cluster flags the root
+// command shares.
+func NewDumpOptions(streams genericiooptions.IOStreams, cluster *connect.Options) *DumpOptions {
+	return &DumpOptions{cluster: cluster, IOStreams: streams}
+}
+
+func newDumpCommand(streams genericiooptions.IOStreams, cluster *connect.Options) *cobra.Command {
+	o := NewDumpOptions(streams, cluster)
 	cmd := &cobra.Command{
 		Use:   "dump -o FILE",
 		Short: "Write what a scan reads to a file, to scan later with --from",
@@ -61,21 +68,25 @@ are skipped when the dump is scanned.
   kubectl doctor --from snapshot.yaml.gz`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.cluster.complete(cmd)
+			o.Complete(cmd)
 			if err := o.Validate(); err != nil {
-				return err
-			}
-			if err := o.cluster.validate(); err != nil {
-				return err
-			}
-			if err := o.cluster.connect(); err != nil {
 				return err
 			}
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Write the dump to this `FILE` (gzip when it ends in .gz; - for stdout)")
+	o.AddFlags(cmd)
 	return cmd
+}
+
+// AddFlags registers -o; the cluster flags are the root's.
+func (o *DumpOptions) AddFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Write the dump to this `FILE` (gzip when it ends in .gz; - for stdout)")
+}
+
+// Complete records what the cluster flags say; Run reads the kubeconfig.
+func (o *DumpOptions) Complete(cmd *cobra.Command) {
+	o.cluster.Complete(cmd)
 }
 
 // Validate requires an output: a dump is never written to a terminal by
@@ -84,18 +95,20 @@ func (o *DumpOptions) Validate() error {
 	if o.Output == "" {
 		return usageError("--output is required: a file name (.gz to compress) or - for stdout")
 	}
-	return nil
+	return couldNotRun(o.cluster.Validate())
 }
 
-// Run reads each planned resource in turn and streams it out.
+// Run connects, reads each planned resource in turn and streams it out.
 func (o *DumpOptions) Run(ctx context.Context) error {
+	if err := o.cluster.Connect(); err != nil {
+		return couldNotRun(err)
+	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.cluster.Timeout)
 	defer cancel()
-	cfg := o.cluster.restConfig(o.ErrOut)
-	v, err := serverVersion(ctx, cfg)
+	cfg, v, err := o.cluster.Open(ctx, o.ErrOut)
 	if err != nil {
-		return connectError(ctx, cfg, err, o.cluster.Timeout)
+		return couldNotRun(err)
 	}
 
 	out, commit, abort, err := o.open()
@@ -109,17 +122,17 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		return o.writeError(err)
 	}
 	plan := snapshot.Plan(doctor.Reads(checks.All()))
-	progress := newProgress(o.ErrOut, len(plan))
+	progress := connect.NewProgress(o.ErrOut, len(plan))
 	objects := 0
 	var failed []string
 	for _, r := range plan {
-		progress.step(r)
+		progress.Step(r)
 		// One resource at a time, dropped once written: the same reads as a
 		// scan (snapshot.Load), the memory of the largest list.
 		s, err := snapshot.Load(ctx, cfg, []snapshot.Resource{r}, snapshot.LoadOptions{Namespace: o.cluster.Namespace})
 		if err != nil {
-			progress.done()
-			return connectError(ctx, cfg, err, o.cluster.Timeout)
+			progress.Done()
+			return couldNotRun(o.cluster.Unreachable(ctx, cfg, err))
 		}
 		s.ServerVersion = v
 		if err := s.Err(r); err != nil {
@@ -127,12 +140,12 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		}
 		n, err := w.WriteRead(r, s)
 		if err != nil {
-			progress.done()
+			progress.Done()
 			return o.writeError(err)
 		}
 		objects += n
 	}
-	progress.done()
+	progress.Done()
 	w.Finished = time.Now().UTC().Truncate(time.Second)
 	if err := w.Close(); err != nil {
 		return o.writeError(err)

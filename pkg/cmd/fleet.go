@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/offline"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
@@ -71,7 +71,7 @@ func (o *ScanOptions) completeFleet() {
 		f.froms = froms
 		return
 	}
-	if ctx := o.cluster.flags.Context; ctx != nil && strings.Contains(*ctx, ",") {
+	if ctx := o.cluster.Flags.Context; ctx != nil && strings.Contains(*ctx, ",") {
 		for _, c := range strings.Split(*ctx, ",") {
 			if c = strings.TrimSpace(c); c != "" && !contains(f.contexts, c) {
 				f.contexts = append(f.contexts, c)
@@ -125,9 +125,9 @@ type fleetTarget struct {
 // runFleet scans every cluster, --parallel at a time, each with its own
 // --timeout; a cluster that cannot be scanned is reported as such and
 // never stops the others. It prints one merged report and exits by the
-// worst cluster: 1 when any finding of any cluster is at or above
+// worst cluster (decide): 1 when any finding of any cluster is at or above
 // --fail-on, else 2 when a cluster's scan is incomplete or failed (unless
-// --allow-incomplete), else 0.
+// --allow-incomplete), else 0. --require-complete does not apply.
 func (o *ScanOptions) runFleet(ctx context.Context) error {
 	start := time.Now()
 	targets, err := o.fleetTargets()
@@ -172,19 +172,7 @@ func (o *ScanOptions) runFleet(ctx context.Context) error {
 			}
 		}
 	}
-	incomplete := f.IncompleteSummary()
-	switch {
-	case f.Fails(o.failOn):
-		if incomplete != "" {
-			fmt.Fprintln(o.ErrOut, "warning: "+report.Esc(incomplete))
-		}
-		return &exitError{Code: ExitFindings}
-	case incomplete != "" && !o.AllowIncomplete:
-		return &exitError{Code: ExitError, Err: errors.New(report.Esc(incomplete) + "; --allow-incomplete accepts partial scans")}
-	case incomplete != "":
-		fmt.Fprintln(o.ErrOut, "warning: "+report.Esc(incomplete))
-	}
-	return nil
+	return decide(outcome{Fails: f.Fails(o.failOn), Incomplete: report.Esc(f.IncompleteSummary()), AllowIncomplete: o.AllowIncomplete}).exit(o.ErrOut)
 }
 
 // safeScan runs one cluster's scan; a panic in it is that cluster's error.
@@ -222,7 +210,7 @@ func (o *ScanOptions) fleetTargets() ([]fleetTarget, error) {
 	}
 	names := o.fleet.contexts
 	if o.fleet.AllContexts {
-		raw, err := o.cluster.flags.ToRawKubeConfigLoader().RawConfig()
+		raw, err := o.cluster.Flags.ToRawKubeConfigLoader().RawConfig()
 		if err != nil {
 			return nil, usageError("reading kubeconfig: %v", err)
 		}
@@ -242,97 +230,45 @@ func (o *ScanOptions) fleetTargets() ([]fleetTarget, error) {
 	return out, nil
 }
 
-// forContext is a copy of the cluster options for one context of a fleet
-// run, with its own REST config and request statistics. It keeps the
-// kubeconfig, namespace, impersonation and TLS flags.
-func (o *clusterOptions) forContext(name string) *clusterOptions {
-	c := newClusterOptions()
-	c.allNamespaces, c.Timeout, c.Stats, c.LogLevel, c.namespaceSet, c.retry = o.allNamespaces, o.Timeout, o.Stats, o.LogLevel, o.namespaceSet, o.retry
-	copyFlags(c.flags, o.flags)
-	c.flags.Context = &name
-	return c
-}
-
-func copyFlags(dst, src *genericclioptions.ConfigFlags) {
-	for _, p := range []struct{ d, s **string }{
-		{&dst.KubeConfig, &src.KubeConfig}, {&dst.Namespace, &src.Namespace},
-		{&dst.Impersonate, &src.Impersonate}, {&dst.ImpersonateUID, &src.ImpersonateUID},
-		{&dst.CAFile, &src.CAFile}, {&dst.CertFile, &src.CertFile}, {&dst.KeyFile, &src.KeyFile},
-		{&dst.BearerToken, &src.BearerToken}, {&dst.Timeout, &src.Timeout}, {&dst.TLSServerName, &src.TLSServerName},
-	} {
-		if *p.s != nil {
-			v := **p.s
-			*p.d = &v
-		}
-	}
-	if src.ImpersonateGroup != nil {
-		g := append([]string(nil), *src.ImpersonateGroup...)
-		dst.ImpersonateGroup = &g
-	}
-	if src.Insecure != nil {
-		v := *src.Insecure
-		dst.Insecure = &v
-	}
-}
-
 // scanContext scans one kubeconfig context as a single scan would, with
 // its own --timeout; stderr messages go to errOut.
 func (o *ScanOptions) scanContext(ctx context.Context, name string, errOut io.Writer) (*doctor.Report, error) {
 	return o.scanContextCost(ctx, name, errOut, nil)
 }
 
-// scanCost is what a scan cost the API server: HTTP requests (retries
-// included), those that failed (status 400 or more, or no answer), and the
-// response bytes received.
-type scanCost struct {
-	Requests, Errors int
-	Bytes            int64
-}
-
 // scanContextCost is scanContext, filling cost (when not nil) even when
 // the scan fails. An empty name is the kubeconfig's current context, or
 // the in-cluster config when there is no kubeconfig.
-func (o *ScanOptions) scanContextCost(ctx context.Context, name string, errOut io.Writer, cost *scanCost) (*doctor.Report, error) {
+func (o *ScanOptions) scanContextCost(ctx context.Context, name string, errOut io.Writer, cost *connect.Cost) (*doctor.Report, error) {
 	start := time.Now()
-	cl := o.cluster.forContext(name)
+	cl := o.cluster.ForContext(name)
 	if name == "" {
-		cl.flags.Context = o.cluster.flags.Context
+		cl.Flags.Context = o.cluster.Flags.Context
 	}
 	if cost != nil {
-		defer func() {
-			if cl.stats == nil {
-				return
-			}
-			for _, q := range cl.stats.Requests() {
-				cost.Requests++
-				cost.Bytes += q.Bytes
-				if q.Status >= 400 || q.Status == 0 {
-					cost.Errors++
-				}
-			}
-		}()
+		defer func() { *cost = cl.Cost() }()
 	}
 	ctx, cancel := context.WithDeadline(ctx, start.Add(cl.Timeout))
 	defer cancel()
-	raw, err := cl.flags.ToRawKubeConfigLoader().RawConfig()
+	raw, err := cl.Flags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil, fmt.Errorf("reading kubeconfig: %w", err)
 	}
 	if _, ok := raw.Contexts[name]; !ok && name != "" {
 		return nil, fmt.Errorf("context %q not found in the kubeconfig", name)
 	}
-	if err := cl.connect(); err != nil {
+	if err := cl.Connect(); err != nil {
 		return nil, err
 	}
-	snap, err := cl.load(ctx, ioStreams{io.Discard, errOut}, o.checks, cl.readDeadline(start), true)
+	snap, err := cl.Load(ctx, errOut, o.checks, cl.ReadDeadline(start), true)
 	if err != nil {
 		return nil, err
 	}
 	r := o.runChecks(ctx, snap, o.Now, start.Add(cl.Timeout), name)
 	r.Cluster = doctor.Cluster{Server: cl.Config.Host, Version: snap.ServerVersion, Namespace: cl.Namespace}
-	r.Requests, r.Retries = cl.requests()
+	r.Requests, r.Retries = cl.Requests()
 	r.Duration = doctor.Duration(time.Since(start))
-	cl.printStats(errOut)
+	cl.PrintStats(errOut)
 	return r, nil
 }
 
@@ -394,10 +330,10 @@ func (o *ScanOptions) clusterName() string {
 		}
 		return offline.ClusterName(o.offline.From)
 	}
-	if c := o.cluster.flags.Context; c != nil && *c != "" {
+	if c := o.cluster.Flags.Context; c != nil && *c != "" {
 		return *c
 	}
-	raw, err := o.cluster.flags.ToRawKubeConfigLoader().RawConfig()
+	raw, err := o.cluster.Flags.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -19,10 +20,12 @@ import (
 // HistoryOptions is `kubectl doctor history`: the revisions kubectl rollout
 // history shows, for every workload at once or for one.
 type HistoryOptions struct {
-	cluster *clusterOptions
-	listOutput
+	listOptions
 	Now time.Time
-	// Kind and Name select one workload (from deployment/NAME); empty for all.
+	// Target is the argument, deployment/NAME (or daemonset/, statefulset/);
+	// empty for every workload.
+	Target string
+	// Kind and Name select one workload, parsed from Target; empty for all.
 	Kind, Name string
 	genericiooptions.IOStreams
 }
@@ -33,8 +36,14 @@ var historyKinds = map[string]string{
 	"statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
 }
 
-func newHistoryCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
-	o := &HistoryOptions{cluster: cluster, IOStreams: streams}
+// NewHistoryOptions returns the options of history, with the cluster flags
+// the root command shares.
+func NewHistoryOptions(streams genericiooptions.IOStreams, cluster *connect.Options) *HistoryOptions {
+	return &HistoryOptions{listOptions: listOptions{cluster: cluster}, IOStreams: streams}
+}
+
+func newHistoryCommand(streams genericiooptions.IOStreams, cluster *connect.Options) *cobra.Command {
+	o := NewHistoryOptions(streams, cluster)
 	cmd := &cobra.Command{
 		Use:   "history [deployment/NAME|daemonset/NAME|statefulset/NAME]",
 		Short: "Show rollout history with change-causes, ages and images, across all namespaces",
@@ -42,23 +51,43 @@ func newHistoryCommand(streams genericiooptions.IOStreams, cluster *clusterOptio
   kubectl doctor history -n shop deployment/web`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runListing(cmd, o.cluster, &o.listOutput, func() error { return o.Complete(args) }, o.Run)
+			o.Complete(cmd, args)
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
 		},
 	}
-	o.addFlags(cmd)
+	o.AddFlags(cmd)
 	return cmd
 }
 
-// Complete parses KIND/NAME; a named workload is looked up in -n or the
-// context's namespace, as kubectl rollout history does.
-func (o *HistoryOptions) Complete(args []string) error {
-	if len(args) == 0 {
+// AddFlags registers -o; the cluster flags are the root's.
+func (o *HistoryOptions) AddFlags(cmd *cobra.Command) { o.addFlags(cmd) }
+
+// Complete records the cluster flags and the workload argument; Run reads
+// the kubeconfig, then parses the argument (selectWorkload).
+func (o *HistoryOptions) Complete(cmd *cobra.Command, args []string) {
+	o.complete(cmd)
+	if len(args) > 0 {
+		o.Target = args[0]
+	}
+}
+
+// Validate rejects a bad -o or cluster flag.
+func (o *HistoryOptions) Validate() error { return o.validate() }
+
+// selectWorkload parses Target, KIND/NAME; a named workload is looked up
+// in -n or the context's namespace, as kubectl rollout history does, so it
+// runs once the kubeconfig is read.
+func (o *HistoryOptions) selectWorkload() error {
+	if o.Target == "" {
 		return nil
 	}
-	kind, name, ok := strings.Cut(args[0], "/")
+	kind, name, ok := strings.Cut(o.Target, "/")
 	o.Kind = historyKinds[strings.ToLower(kind)]
 	if !ok || name == "" || o.Kind == "" {
-		return usageError("history: want deployment/NAME, daemonset/NAME or statefulset/NAME, got %q", args[0])
+		return usageError("history: want deployment/NAME, daemonset/NAME or statefulset/NAME, got %q", o.Target)
 	}
 	o.Name = name
 	if o.cluster.Namespace == "" {
@@ -81,7 +110,15 @@ func (o *HistoryOptions) reads() []snapshot.Resource {
 
 // Run lists what the histories need, once, and prints them.
 func (o *HistoryOptions) Run(ctx context.Context) error {
-	snap, err := o.cluster.loadAll(ctx, ioStreams{o.Out, o.ErrOut}, o.reads()...)
+	ctx, done, err := o.connect(ctx, o.ErrOut)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := o.selectWorkload(); err != nil {
+		return err
+	}
+	snap, err := o.load(ctx, o.ErrOut, o.reads()...)
 	if err != nil {
 		return err
 	}
@@ -94,7 +131,7 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 	if o.Kind != "" && len(hs) == 0 {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("%s %q not found in namespace %q", strings.ToLower(o.Kind), o.Name, o.cluster.Namespace)}
 	}
-	if done, err := printDocument(&o.listOutput, o.Out, "workloads", hs); done {
+	if done, err := printDocument(&o.listOptions, o.Out, "workloads", hs); done {
 		return err
 	}
 	now := o.Now

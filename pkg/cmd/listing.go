@@ -5,23 +5,23 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// listOutput is what the listing subcommands (taints, nodes, history) share:
-// the -o flag, a load that must succeed for every read, and the JSON/YAML
-// document {key: rows}.
-type listOutput struct {
-	Output string
+// listOptions are what the listing commands (taints, nodes, history)
+// share: the cluster flags, -o, a connection that prints --stats when the
+// listing is done, and a load that must succeed for every read.
+type listOptions struct {
+	cluster *connect.Options
+	Output  string
 }
 
-func (l *listOutput) addFlags(cmd *cobra.Command) {
+func (l *listOptions) addFlags(cmd *cobra.Command) {
 	if l.Output == "" {
 		l.Output = "table"
 	}
@@ -29,7 +29,36 @@ func (l *listOutput) addFlags(cmd *cobra.Command) {
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
 }
 
-func (l *listOutput) validate() error { return validateOutput(l.Output, report.Formats) }
+// complete records what the cluster flags say; connect reads the
+// kubeconfig.
+func (l *listOptions) complete(cmd *cobra.Command) { l.cluster.Complete(cmd) }
+
+// validate rejects a bad -o or cluster flag, naming it.
+func (l *listOptions) validate() error {
+	if err := validateOutput(l.Output, report.Formats); err != nil {
+		return err
+	}
+	return couldNotRun(l.cluster.Validate())
+}
+
+// connect reads the kubeconfig and bounds the listing by --timeout. done
+// prints --stats on errOut and ends the context.
+func (l *listOptions) connect(ctx context.Context, errOut io.Writer) (_ context.Context, done func(), _ error) {
+	if err := l.cluster.Connect(); err != nil {
+		return nil, nil, couldNotRun(err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.cluster.Timeout)
+	return ctx, func() {
+		l.cluster.PrintStats(errOut)
+		cancel()
+	}, nil
+}
+
+// load reads what the listing prints; any read that fails fails it.
+func (l *listOptions) load(ctx context.Context, errOut io.Writer, reads ...snapshot.Resource) (*snapshot.Snapshot, error) {
+	snap, err := l.cluster.LoadAll(ctx, errOut, reads...)
+	return snap, couldNotRun(err)
+}
 
 // validateOutput is the one check of -o, for the scan and the listings.
 func validateOutput(got string, formats []string) error {
@@ -39,11 +68,11 @@ func validateOutput(got string, formats []string) error {
 	return nil
 }
 
-func (l *listOutput) wide() bool { return l.Output == "wide" }
+func (l *listOptions) wide() bool { return l.Output == "wide" }
 
 // printDocument writes {key: rows} when -o is json or yaml and says whether
 // it did; the caller prints its table otherwise.
-func printDocument[T any](l *listOutput, w io.Writer, key string, rows []T) (bool, error) {
+func printDocument[T any](l *listOptions, w io.Writer, key string, rows []T) (bool, error) {
 	doc := map[string]any{key: nonNil(rows)}
 	switch l.Output {
 	case "json":
@@ -52,50 +81,6 @@ func printDocument[T any](l *listOutput, w io.Writer, key string, rows []T) (boo
 		return true, report.YAML(w, doc)
 	}
 	return false, nil
-}
-
-// loadAll loads the reads for a listOutput, which cannot do without any of
-// them: a forbidden read is an error here, not a skipped check.
-func (o *clusterOptions) loadAll(ctx context.Context, streams ioStreams, reads ...snapshot.Resource) (*snapshot.Snapshot, error) {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(o.Timeout)
-	}
-	snap, err := o.load(ctx, streams, []*doctor.Check{{Name: "listing", Reads: reads}}, deadline, false)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range reads {
-		if err := snap.Err(r); err != nil {
-			return nil, &exitError{Code: ExitError, Err: err}
-		}
-	}
-	return snap, nil
-}
-
-// runListing is the RunE of a listOutput subcommand: resolve the cluster,
-// complete and validate the options, run with the scan timeout, then print
-// --stats.
-func runListing(cmd *cobra.Command, cluster *clusterOptions, l *listOutput, complete func() error, run func(context.Context) error) error {
-	if err := l.validate(); err != nil {
-		return err
-	}
-	cluster.complete(cmd)
-	if err := cluster.validate(); err != nil {
-		return err
-	}
-	if err := cluster.connect(); err != nil {
-		return err
-	}
-	if complete != nil {
-		if err := complete(); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), cluster.Timeout)
-	defer cancel()
-	defer cluster.printStats(cmd.ErrOrStderr())
-	return run(ctx)
 }
 
 // orDash is s, or none (default "-") when s is empty: table cells are never blank.

@@ -1,7 +1,17 @@
 // Package cmd holds kubectl-doctor's cobra commands. Each command is an
-// Options struct whose Complete fills it from flags and kubeconfig, whose
-// Validate rejects bad input naming the flag, and whose Run does the work:
-// tests build the Options directly and call Run.
+// Options struct built by NewXOptions, whose AddFlags registers its flags,
+// whose Complete fills it from flags and arguments, whose Validate rejects
+// bad input naming the flag, and whose Run does the work: tests build the
+// Options directly and call Run. Commands that read a cluster share one
+// connect.Options (the kubeconfig is read by Run, so a bad flag is reported
+// even where no cluster is configured); a command that gates on findings
+// ends with decide (verdict.go), the one exit-code policy.
+//
+// One file per command: scan.go (with scan_ci.go, scan_offline.go and
+// fleet.go for its CI, --from and multi-cluster parts), serve.go, dump.go,
+// audit.go, taints.go, nodes.go and history.go (listing.go is what the three
+// listings share), checks.go (checks, explain) and version.go; exit.go holds
+// the exit codes.
 package cmd
 
 import (
@@ -15,55 +25,6 @@ import (
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 )
-
-// Exit codes, documented in --help and the README.
-const (
-	ExitOK       = 0 // a complete scan, no finding at or above --fail-on
-	ExitFindings = 1 // findings at or above --fail-on, complete scan or not
-	ExitError    = 2 // the scan could not run, or is incomplete
-	// With --require-complete, a scan without findings at --fail-on and
-	// without failed reads exits 3 or 4 when a check did not run, or ran
-	// without some of its data:
-	ExitInputLacksData = 3 // because the input (a capture, kubectl output) does not hold it
-	ExitReadsDenied    = 4 // because the user may not read it (RBAC), on a live scan
-)
-
-// exitError carries an exit code through cobra; a nil Err exits quietly
-// (the report already said everything).
-type exitError struct {
-	Code int
-	Err  error
-}
-
-func (e *exitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.Err }
-
-const exitCodesHelp = `Exit codes:
-  0  the scan is complete and no finding is at or above --fail-on
-  1  findings at or above --fail-on, even if the scan is incomplete: what
-     was not read can only add findings, so the gate fails either way
-  2  the scan could not run (bad flag, unreadable kubeconfig, cluster
-     unreachable, broken --from input), or it is incomplete: a check errored because a read
-     failed or timed out, or no check could run at all (e.g. every read
-     forbidden). The report is still printed; one line on stderr says
-     what is missing and why, and the JSON has "complete": false.
-     --allow-incomplete exits 0 instead when nothing is at --fail-on.
-  3  with --require-complete: nothing at --fail-on and no read failed, but
-     a check did not run or ran without some of its data because the input
-     (--from) does not hold it
-  4  with --require-complete: the same because reads were denied (RBAC),
-     including cluster-scoped reads in a namespaced (-n) scan; 4 wins over 3
-A check skipped because you may not read what it needs (RBAC) or because the
-input lacks its data does not make the scan incomplete, as long as another
-check ran: the report's last line says which checks did not run, or ran
-without some data, and why. Disabled checks (--skip, --check, the config)
-are listed as disabled and never count as gaps. See docs/ci.md.`
 
 // NewRootCommand builds `kubectl doctor` with its subcommands.
 func NewRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -109,7 +70,7 @@ exits 2 naming the file.
 		SilenceErrors: true,
 		// -v is kubectl's log level, for every subcommand.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return scan.cluster.applyLogLevel(cmd.ErrOrStderr())
+			return scan.cluster.ApplyLogLevel(cmd.ErrOrStderr())
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := scan.Complete(cmd)

@@ -12,14 +12,14 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // ScanOptions is `kubectl doctor` without a subcommand.
 type ScanOptions struct {
-	cluster *clusterOptions
+	cluster *connect.Options
 
 	Only   []string
 	Skip   []string
@@ -58,13 +58,13 @@ type ScanOptions struct {
 
 // NewScanOptions returns options with kubectl-doctor's defaults.
 func NewScanOptions(streams genericiooptions.IOStreams) *ScanOptions {
-	return &ScanOptions{cluster: newClusterOptions(), Output: "table", FailOn: "critical", fleet: fleetOptions{Parallel: defaultParallel()}, IOStreams: streams}
+	return &ScanOptions{cluster: connect.New(userAgent()), Output: "table", FailOn: "critical", fleet: fleetOptions{Parallel: defaultParallel()}, IOStreams: streams}
 }
 
 // AddFlags registers the scan's flags on the root command.
 func (o *ScanOptions) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
-	o.cluster.addFlags(cmd.PersistentFlags())
+	o.cluster.AddFlags(cmd.PersistentFlags())
 	fs.StringSliceVar(&o.Only, "check", nil, "Run only these checks (comma-separated names; see 'kubectl doctor checks')")
 	fs.StringSliceVar(&o.Skip, "skip", nil, "Do not run these checks")
 	fs.StringVarP(&o.Output, "output", "o", o.Output, "Output format: table, wide, json, yaml, sarif or junit")
@@ -104,7 +104,7 @@ func (o *ScanOptions) Complete(cmd *cobra.Command) error {
 	case o.offline.From != "": // no cluster, no kubeconfig
 		o.offline.complete(cmd)
 	default:
-		o.cluster.complete(cmd)
+		o.cluster.Complete(cmd)
 	}
 	if cmd != nil {
 		o.completeFleet()
@@ -127,13 +127,14 @@ func (o *ScanOptions) Validate() error {
 	if err := o.validateFleet(); err != nil {
 		return err
 	}
-	return o.cluster.validate()
+	return couldNotRun(o.cluster.Validate())
 }
 
-// Run scans the cluster, prints the report and turns it into an exit code:
-// 1 when a finding is at or above --fail-on (complete or not: more reads
-// can only add findings), else 2 when the scan is incomplete (unless
-// --allow-incomplete), else 0.
+// Run scans the cluster, prints the report and turns it into an exit code
+// (decide): 1 when a finding is at or above --fail-on (complete or not:
+// more reads can only add findings), else 2 when the scan is incomplete
+// (unless --allow-incomplete), else 0, or with --require-complete 2, 4 or
+// 3 by what kept a check from its data.
 func (o *ScanOptions) Run(ctx context.Context) error {
 	if o.fleet.enabled() {
 		return o.runFleet(ctx)
@@ -154,7 +155,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	snap, source, err := o.load(ctx, ioStreams{o.Out, o.ErrOut}, start) // the cluster, or --from
+	snap, source, err := o.load(ctx, start) // the cluster, or --from
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		runtime.KeepAlive(snap)
 	}
 	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
-	r.Requests, r.Retries = o.cluster.requests()
+	r.Requests, r.Retries = o.cluster.Requests()
 	r.Duration = doctor.Duration(time.Since(start))
 	o.ci.applyFor(r, snap, now, o.clusterName())
 
@@ -185,43 +186,17 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	if err := report.Print(o.Out, r, printOptions(o.Output, useColor(o.Out), o.ci.all, o.failOn)); err != nil {
 		return &exitError{Code: ExitError, Err: fmt.Errorf("writing report: %w", err)}
 	}
-	o.cluster.printStats(o.ErrOut)
+	o.cluster.PrintStats(o.ErrOut)
 	if err := o.ci.writeBaseline(r); err != nil {
 		return &exitError{Code: ExitError, Err: err}
 	}
-	incomplete := r.IncompleteSummary()
-	switch {
-	case r.Fails(o.failOn):
-		if incomplete != "" {
-			fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
-		}
-		return &exitError{Code: ExitFindings}
-	case incomplete != "" && !o.AllowIncomplete:
-		return &exitError{Code: ExitError, Err: errors.New(incomplete + "; --allow-incomplete accepts partial scans")}
-	case incomplete != "":
-		fmt.Fprintln(o.ErrOut, "warning: "+incomplete)
-	}
-	if o.RequireComplete {
-		return coverageExit(r, o.AllowIncomplete)
-	}
-	return nil
+	return decide(o.outcome(r)).exit(o.ErrOut)
 }
 
-// coverageExit is --require-complete's verdict on a report without
-// findings at --fail-on: nil when every selected check ran with all its
-// data (a cluster not serving an API leaves nothing to check), else exit 2
-// for failed reads, 4 for denied ones, 3 for data the input lacks.
-func coverageExit(r *doctor.Report, allowIncomplete bool) error {
-	causes := r.GapCauses()
-	switch {
-	case causes[snapshot.CauseFailed] && !allowIncomplete:
-		return &exitError{Code: ExitError, Err: errors.New("--require-complete: reads failed: " + r.CoverageLine())}
-	case causes[snapshot.CauseDenied]:
-		return &exitError{Code: ExitReadsDenied, Err: errors.New("--require-complete: reads denied: " + r.CoverageLine())}
-	case causes[snapshot.CauseAbsent]:
-		return &exitError{Code: ExitInputLacksData, Err: errors.New("--require-complete: the input lacks data: " + r.CoverageLine())}
-	}
-	return nil
+// outcome is what the exit code of a single scan depends on.
+func (o *ScanOptions) outcome(r *doctor.Report) outcome {
+	return outcome{Fails: r.Fails(o.failOn), Incomplete: r.IncompleteSummary(), Gaps: r.GapCauses(), Coverage: r.CoverageLine(),
+		AllowIncomplete: o.AllowIncomplete, RequireComplete: o.RequireComplete}
 }
 
 // reportFailure writes the report of a scan that could not run (exit 2)

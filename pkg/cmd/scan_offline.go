@@ -19,7 +19,7 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// offlineOptions is --from (issue 13): the scan reads a dump, a support
+// offlineOptions is --from: the scan reads a dump, a support
 // bundle or kubectl output instead of the cluster, needing no kubeconfig and
 // sending no request.
 type offlineOptions struct {
@@ -69,14 +69,14 @@ func (o *offlineOptions) complete(cmd *cobra.Command) {
 // snapshot and its source, the API server's URL or the input's. For an
 // input it sets the scan's clock to the capture time unless --now-like
 // tests set one.
-func (o *ScanOptions) load(ctx context.Context, streams ioStreams, start time.Time) (*snapshot.Snapshot, string, error) {
+func (o *ScanOptions) load(ctx context.Context, start time.Time) (*snapshot.Snapshot, string, error) {
 	if o.offline.From == "" {
-		if err := o.cluster.connect(); err != nil {
-			return nil, "", err
+		if err := o.cluster.Connect(); err != nil {
+			return nil, "", couldNotRun(err)
 		}
-		snap, err := o.cluster.load(ctx, streams, o.checks, o.cluster.readDeadline(start), true)
+		snap, err := o.cluster.Load(ctx, o.ErrOut, o.checks, o.cluster.ReadDeadline(start), true)
 		if err != nil {
-			return nil, "", err
+			return nil, "", couldNotRun(err)
 		}
 		return snap, o.cluster.Config.Host, nil
 	}
@@ -103,7 +103,7 @@ func (o *ScanOptions) load(ctx context.Context, streams ioStreams, start time.Ti
 	if o.Now.IsZero() {
 		o.Now = res.Now
 	}
-	printInputSummary(streams.ErrOut, o.offline.From, res, o.Now)
+	printInputSummary(o.ErrOut, o.offline.From, res, o.Now)
 	o.offline.unreadable = unreadableLines(res)
 	return res.Snapshot, source, nil
 }

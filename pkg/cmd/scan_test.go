@@ -55,7 +55,7 @@ func TestScanOptionsRunDegradesPerResource(t *testing.T) {
 	var out, errOut bytes.Buffer
 	o := NewScanOptions(genericiooptions.IOStreams{Out: &out, ErrOut: &errOut})
 	o.cluster.Config = &rest.Config{Host: srv.URL}
-	o.cluster.retry = fastRetry
+	o.cluster.Retry = fastRetry
 	o.Output = "json"
 	if err := o.Complete(nil); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/connect"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/serve"
 )
@@ -31,11 +32,17 @@ type ServeOptions struct {
 	genericiooptions.IOStreams
 }
 
-func newServeCommand(streams genericiooptions.IOStreams, cluster *clusterOptions) *cobra.Command {
-	o := &ServeOptions{
+// NewServeOptions returns serve's defaults: every 5 minutes on :8080, with
+// the cluster flags the root command shares.
+func NewServeOptions(streams genericiooptions.IOStreams, cluster *connect.Options) *ServeOptions {
+	return &ServeOptions{
 		scan:     &ScanOptions{cluster: cluster, Output: "json", FailOn: "never", fleet: fleetOptions{Parallel: defaultParallel()}, IOStreams: streams},
 		Interval: 5 * time.Minute, Listen: ":8080", ShutdownGrace: 5 * time.Second, IOStreams: streams,
 	}
+}
+
+func newServeCommand(streams genericiooptions.IOStreams, cluster *connect.Options) *cobra.Command {
+	o := NewServeOptions(streams, cluster)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Scan every --interval and serve the findings as Prometheus metrics and JSON",
@@ -69,6 +76,12 @@ gracefully. deploy/ holds the manifests ('kubectl apply -k deploy').`,
 			return o.Run(cmd.Context())
 		},
 	}
+	o.AddFlags(cmd)
+	return cmd
+}
+
+// AddFlags registers serve's flags; the cluster flags are the root's.
+func (o *ServeOptions) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "Time between the start of two scans")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "Address to serve /metrics, /report, /healthz and /readyz on")
@@ -78,7 +91,6 @@ gracefully. deploy/ holds the manifests ('kubectl apply -k deploy').`,
 	o.scan.fleet.addFlags(fs)
 	_ = cmd.RegisterFlagCompletionFunc("check", checkNames)
 	_ = cmd.RegisterFlagCompletionFunc("skip", checkNames)
-	return cmd
 }
 
 // Complete selects the checks (reading --config) and the clusters.
@@ -180,7 +192,7 @@ func (o *ServeOptions) scanAll(ctx context.Context, srv *serve.Server, targets [
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			var log bytes.Buffer
-			var cost scanCost
+			var cost connect.Cost
 			start := time.Now()
 			r, err := o.scan.scanContextCost(ctx, t.name, &log, &cost)
 			var ee *exitError

@@ -14,7 +14,8 @@ var builtin = []string{"pod-storm", "node-pod-capacity", "node-taints"}
 
 const header = "apiVersion: doctor.kubectl.io/v1alpha1\nkind: Config\n"
 
-// The example of the README and the issue, in full.
+// A config that uses every section (checks, ignore with a glob and an
+// expiry, custom), like the example in the README.
 const example = header + `checks:
   node-pod-capacity: {enabled: false}
   pod-storm: {severity: critical}            # override the findings' severity
@@ -208,12 +209,12 @@ func TestCustomNamesAreKnownToChecksAndIgnore(t *testing.T) {
 
 func TestDefaultPaths(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "/xdg")
-	if got := DefaultPaths(); len(got) != 2 || got[0] != ".kubectl-doctor.yaml" || got[1] != "/xdg/kubectl-doctor/config.yaml" {
-		t.Errorf("DefaultPaths() = %v", got)
+	if got := defaultPaths(); len(got) != 2 || got[0] != ".kubectl-doctor.yaml" || got[1] != "/xdg/kubectl-doctor/config.yaml" {
+		t.Errorf("defaultPaths() = %v", got)
 	}
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("HOME", "/home/u")
-	if got := DefaultPaths(); got[1] != "/home/u/.config/kubectl-doctor/config.yaml" {
+	if got := defaultPaths(); got[1] != "/home/u/.config/kubectl-doctor/config.yaml" {
 		t.Errorf("without XDG_CONFIG_HOME: %v", got)
 	}
 }

@@ -110,15 +110,6 @@ type Finding struct {
 	Cluster string `json:"cluster,omitempty"`
 }
 
-// Prints are the fingerprints a baseline or an ignore rule judges the
-// finding by: one per member, or the finding's own.
-func (f *Finding) Prints() []string {
-	if len(f.MemberFingerprints) > 0 {
-		return f.MemberFingerprints
-	}
-	return []string{f.Fingerprint}
-}
-
 // MemberFingerprint is the fingerprint member m of f would have as a
 // finding of its own.
 func (f *Finding) MemberFingerprint(m ObjectRef) string {

@@ -19,59 +19,6 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
-// Stats says what an input held and what was made of it; the scan prints
-// it on stderr so that a user knows what the findings stand on.
-type Stats struct {
-	Files   int // files read
-	Objects int // objects filed into the snapshot
-	// Ignored counts objects of kinds no check reads, by kind.
-	Ignored map[string]int
-	// Secrets counts Secrets dropped without being decoded.
-	Secrets int
-	// Converted counts objects of removed API versions converted to the
-	// versions checks read, by "apiVersion kind".
-	Converted map[string]int
-	// Unconverted counts objects of removed API versions that could not be
-	// converted, by reason.
-	Unconverted map[string]int
-	// NotObjects counts documents of a support bundle or must-gather that
-	// hold no Kubernetes objects (API discovery, RBAC reviews, redactions).
-	NotObjects int
-	// OutOfScope counts objects outside the namespace given with -n.
-	OutOfScope int
-	// Duplicates counts objects read a second time (same resource,
-	// namespace and name) and filed once.
-	Duplicates int
-	// Unreadable lists the files passed over with --keep-going because
-	// they do not parse.
-	Unreadable []Unreadable
-}
-
-func newStats() *Stats {
-	return &Stats{Ignored: map[string]int{}, Converted: map[string]int{}, Unconverted: map[string]int{}}
-}
-
-// InputError is broken input: the file (or "-"), the document (1-based; 0
-// for the file as a whole) and what is wrong. It is one line.
-type InputError struct {
-	File string
-	Doc  int
-	Msg  string
-	// Err is the cause when it matters to the caller (a size limit, which
-	// is never passed over).
-	Err error
-}
-
-// Unwrap is the cause, if kept.
-func (e *InputError) Unwrap() error { return e.Err }
-
-func (e *InputError) Error() string {
-	if e.Doc == 0 {
-		return fmt.Sprintf("%s: %s", e.File, e.Msg)
-	}
-	return fmt.Sprintf("%s: document %d: %s", e.File, e.Doc, e.Msg)
-}
-
 // errNotObjects marks a document that is valid JSON or YAML but no
 // Kubernetes object: an error in strict inputs, skipped in bundles.
 var errNotObjects = errors.New("not Kubernetes objects")

@@ -14,9 +14,9 @@ import (
 // dumpMagic is the first line of every kubectl-doctor dump (NewWriter).
 const dumpMagic = "# kubectl-doctor dump"
 
-// IsDump says whether the file at p is a kubectl-doctor dump, gzipped or
+// isDump says whether the file at p is a kubectl-doctor dump, gzipped or
 // not, by its first line; it reads a few bytes and never fails.
-func IsDump(p string) bool {
+func isDump(p string) bool {
 	f, err := os.Open(p)
 	if err != nil {
 		return false
@@ -55,7 +55,7 @@ func DumpDir(dir string) []string {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if !e.Type().IsRegular() || !IsDump(p) {
+		if !e.Type().IsRegular() || !isDump(p) {
 			return nil
 		}
 		out = append(out, p)

@@ -1,19 +1,10 @@
 package offline
 
 import (
-	"archive/tar"
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -138,345 +129,55 @@ func Load(p string, opts Options) (*Result, error) {
 	return res, nil
 }
 
-// tree reads the files of one input. Support bundles and must-gathers mix
-// Kubernetes objects with other JSON and YAML (discovery documents, access
-// reviews, analyses): inside their resource directories a file without
-// objects is skipped and counted; elsewhere in them any such file is; in a
-// plain directory of objects it is an error.
-type tree struct {
-	d             *decoder
-	bundle        bool    // saw a cluster-resources or cluster-scoped-resources directory
-	pending       []error // errors of files outside those directories whose path names no resource: skipped if this is a bundle
-	serverVersion string  // from a bundle's cluster-info/cluster_version.json
-	otherFiles    int     // logs and other files that are not JSON or YAML
-	inArchive     bool    // reading a tar archive, whose reader is limited already
+// Stats says what an input held and what was made of it; the scan prints
+// it on stderr so that a user knows what the findings stand on.
+type Stats struct {
+	Files   int // files read
+	Objects int // objects filed into the snapshot
+	// Ignored counts objects of kinds no check reads, by kind.
+	Ignored map[string]int
+	// Secrets counts Secrets dropped without being decoded.
+	Secrets int
+	// Converted counts objects of removed API versions converted to the
+	// versions checks read, by "apiVersion kind".
+	Converted map[string]int
+	// Unconverted counts objects of removed API versions that could not be
+	// converted, by reason.
+	Unconverted map[string]int
+	// NotObjects counts documents of a support bundle or must-gather that
+	// hold no Kubernetes objects (API discovery, RBAC reviews, redactions).
+	NotObjects int
+	// OutOfScope counts objects outside the namespace given with -n.
+	OutOfScope int
+	// Duplicates counts objects read a second time (same resource,
+	// namespace and name) and filed once.
+	Duplicates int
+	// Unreadable lists the files passed over with --keep-going because
+	// they do not parse.
+	Unreadable []Unreadable
 }
 
-// markers are the directories that make a tree a support bundle
-// (troubleshoot.sh) or a must-gather (OpenShift).
-var markers = []string{"cluster-resources", "cluster-scoped-resources"}
-
-func (t *tree) dir(root string) error {
-	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return &InputError{File: p, Msg: plainPathError(err)}
-		}
-		target := p
-		if e.Type()&fs.ModeSymlink != 0 {
-			// Followed only to a regular file inside the capture: a
-			// link out of it (../../etc/passwd) or to a directory (a
-			// loop) is skipped and counted.
-			resolved, err := filepath.EvalSymlinks(p)
-			if err != nil || !within(root, resolved) {
-				t.otherFiles++
-				return nil
-			}
-			fi, err := os.Stat(resolved)
-			if err != nil || !fi.Mode().IsRegular() {
-				t.otherFiles++
-				return nil
-			}
-			target = resolved
-		} else if !e.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		return t.file(p, filepath.ToSlash(rel), func() (io.ReadCloser, error) { return os.Open(target) })
-	})
+func newStats() *Stats {
+	return &Stats{Ignored: map[string]int{}, Converted: map[string]int{}, Unconverted: map[string]int{}}
 }
 
-// within says whether path p lies inside directory root.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+// InputError is broken input: the file (or "-"), the document (1-based; 0
+// for the file as a whole) and what is wrong. It is one line.
+type InputError struct {
+	File string
+	Doc  int
+	Msg  string
+	// Err is the cause when it matters to the caller (a size limit, which
+	// is never passed over).
+	Err error
 }
 
-func (t *tree) openFile(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return &InputError{File: p, Msg: plainPathError(err)}
-	}
-	defer f.Close()
-	return t.stream(p, f)
-}
+// Unwrap is the cause, if kept.
+func (e *InputError) Unwrap() error { return e.Err }
 
-// stream reads one file or stdin: gzip is undone, a tar archive (a .tar.gz
-// support bundle) is walked as a tree, anything else is one stream.
-func (t *tree) stream(name string, r io.Reader) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(6)
-	if c := unsupportedCompression(head); c != "" {
-		return &InputError{File: name, Msg: fmt.Sprintf("%s-compressed: not supported; decompress it first (e.g. %s)", c, decompressHint[c])}
+func (e *InputError) Error() string {
+	if e.Doc == 0 {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
 	}
-	gzipped := false
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return &InputError{File: name, Msg: "not valid gzip: " + err.Error()}
-		}
-		defer zr.Close()
-		br = bufio.NewReaderSize(t.d.limits.reader(&gzipErrors{r: zr}), 64<<10)
-		gzipped = true
-	} else {
-		br = bufio.NewReaderSize(t.d.limits.reader(br), 64<<10)
-	}
-	if head, _ := br.Peek(512); len(head) == 512 && bytes.Equal(head[257:262], []byte("ustar")) {
-		if err := t.tar(name, br); err != nil {
-			return err
-		}
-		if gzipped {
-			// Read to the end of the gzip stream, so that its checksum and
-			// length are verified even when the tar ended first.
-			if _, err := io.Copy(io.Discard, br); err != nil {
-				return &InputError{File: name, Msg: err.Error()}
-			}
-		}
-		return nil
-	}
-	t.d.stats.Files++
-	return t.d.decodeStream(name, br, false)
-}
-
-var decompressHint = map[string]string{"xz": "xz -d FILE", "zstd": "zstd -d FILE", "bzip2": "bunzip2 FILE", "zip": "unzip FILE, then --from the directory"}
-
-func (t *tree) tar(name string, r io.Reader) error {
-	tail := &tailReader{r: r}
-	tr := tar.NewReader(tail)
-	t.inArchive = true
-	defer func() { t.inArchive = false }()
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			if !tail.endsWithZeroBlocks() {
-				return &InputError{File: name, Msg: "the tar archive is truncated: it ends without its end-of-archive blocks"}
-			}
-			return nil
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return &InputError{File: name, Msg: "the tar archive is truncated: " + err.Error()}
-		}
-		if err != nil {
-			return &InputError{File: name, Msg: "reading the tar archive: " + err.Error()}
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		rel := strings.TrimPrefix(path.Clean(h.Name), "./")
-		if err := t.file(name+":"+rel, rel, func() (io.ReadCloser, error) { return io.NopCloser(tr), nil }); err != nil {
-			return err
-		}
-	}
-}
-
-// file reads one file of a tree; rel is its slash-separated path in it.
-func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) error {
-	parts := strings.Split(rel, "/")
-	inMarker := -1
-	for i, part := range parts[:len(parts)-1] {
-		for _, m := range markers {
-			if part == m {
-				inMarker, t.bundle = i, true
-			}
-		}
-	}
-	base := parts[len(parts)-1]
-	ext := strings.ToLower(path.Ext(base))
-	switch {
-	case base == "cluster_version.json" && len(parts) > 1 && parts[len(parts)-2] == "cluster-info":
-		return t.clusterVersion(display, open)
-	case ext != ".json" && ext != ".yaml" && ext != ".yml":
-		t.otherFiles++ // pod logs, host collector output, ...
-		return nil
-	case inMarker >= 0 && slices.Contains(parts[inMarker:len(parts)-1], "logs"):
-		return nil
-	case inMarker >= 0 && strings.HasSuffix(base, "-errors.json"):
-		return t.errorsFile(display, parts[inMarker+1:], open)
-	}
-	rc, err := open()
-	if err != nil {
-		return &InputError{File: display, Msg: plainPathError(err)}
-	}
-	defer rc.Close()
-	t.d.stats.Files++
-	var in io.Reader = rc
-	if !t.inArchive {
-		in = t.d.limits.reader(rc)
-	}
-	err = t.d.decodeStream(display, in, inMarker >= 0)
-	if _, ok := limitError(err); ok {
-		return err // never skipped: a size limit is not a redaction
-	}
-	if err == nil {
-		return nil
-	}
-	if r, ok := resourceOfFile(parts); ok {
-		// A file of a resource checks read must be valid, in a bundle too:
-		// dropping it would judge the cluster on part of its objects.
-		return t.unreadable(err, r, true)
-	}
-	if inMarker >= 0 {
-		// Custom resources, CRDs, RBAC, redacted copies: no check reads
-		// them, and redaction may leave them invalid.
-		t.d.stats.NotObjects++
-		return nil
-	}
-	// Outside a bundle's resource directories: fatal only if this turns
-	// out not to be a bundle.
-	t.pending = append(t.pending, err)
-	return nil
-}
-
-// unreadable handles a file that does not parse: the error, or with
-// --keep-going a listed unreadable file whose resource (when its path
-// names one) is marked failed, so that no check judges it from part of
-// its objects and the scan is incomplete.
-func (t *tree) unreadable(err error, r snapshot.Resource, known bool) error {
-	var ie *InputError
-	if !t.d.keepGoing || !errors.As(err, &ie) {
-		return err
-	}
-	u := Unreadable{File: ie.File, Error: ie.Error()}
-	if known {
-		u.Resource = r.String()
-		t.d.b.Fail(r, "unreadable in the input: "+ie.Error(), false)
-	}
-	t.d.stats.Unreadable = append(t.d.stats.Unreadable, u)
-	return nil
-}
-
-func (t *tree) finish(p string) error {
-	if len(t.pending) > 0 && !t.bundle {
-		for _, err := range t.pending {
-			if err := t.unreadable(err, snapshot.Resource{}, false); err != nil {
-				return err
-			}
-		}
-	} else {
-		t.d.stats.NotObjects += len(t.pending)
-	}
-	if t.d.header == nil && t.d.b.Empty() {
-		return &InputError{File: p, Msg: "holds no Kubernetes objects"}
-	}
-	return nil
-}
-
-func (t *tree) clusterVersion(display string, open func() (io.ReadCloser, error)) error {
-	rc, err := open()
-	if err != nil {
-		return &InputError{File: display, Msg: plainPathError(err)}
-	}
-	defer rc.Close()
-	var v struct {
-		Info struct {
-			GitVersion string `json:"gitVersion"`
-		} `json:"info"`
-	}
-	if err := json.NewDecoder(rc).Decode(&v); err != nil {
-		return &InputError{File: display, Msg: "not the cluster's version: " + jsonErr(err)}
-	}
-	t.serverVersion = v.Info.GitVersion
-	return nil
-}
-
-// resourceOfFile is the resource a capture file holds, read from its path
-// (slash-separated parts): a file named after it (nodes.json, core/pods.yaml,
-// a support bundle's pvcs.json), a file in a directory named after it
-// (cluster-resources/pods/NS.json, cluster-scoped-resources/core/nodes/N.yaml,
-// config.openshift.io/clusteroperators/NAME.yaml), a must-gather's per-pod
-// copy (pods/NAME/NAME.yaml) or namespace (namespaces/NS/NS.yaml). False
-// when the path names no resource checks read.
-func resourceOfFile(parts []string) (snapshot.Resource, bool) {
-	named := func(name string) (snapshot.Resource, bool) {
-		if r, ok := snapshot.ForResource(name); ok {
-			return r, true
-		}
-		r, ok := bundleDirs[name]
-		return r, ok
-	}
-	n := len(parts)
-	base := parts[n-1]
-	base = strings.TrimSuffix(base, path.Ext(base))
-	if strings.HasSuffix(base, "-errors") {
-		return snapshot.Resource{}, false
-	}
-	if r, ok := named(base); ok {
-		return r, true
-	}
-	if n >= 3 && parts[n-2] == base {
-		switch parts[n-3] {
-		case "pods":
-			return snapshot.Pods, true
-		case "namespaces":
-			return snapshot.Namespaces, true
-		}
-	}
-	if n >= 2 {
-		return named(parts[n-2])
-	}
-	return snapshot.Resource{}, false
-}
-
-// bundleDirs maps the file and directory names of a troubleshoot.sh bundle's
-// cluster-resources to the resources they hold, for its *-errors.json files.
-var bundleDirs = map[string]snapshot.Resource{
-	"nodes": snapshot.Nodes, "namespaces": snapshot.Namespaces, "pods": snapshot.Pods, "services": snapshot.Services,
-	"deployments": snapshot.Deployments, "replicasets": snapshot.ReplicaSets, "statefulsets": snapshot.StatefulSets,
-	"daemonsets": snapshot.DaemonSets, "jobs": snapshot.Jobs, "cronjobs": snapshot.CronJobs, "ingress": snapshot.Ingresses,
-	"storage-classes": snapshot.StorageClasses, "pvcs": snapshot.PersistentVolumeClaims,
-	"pod-disruption-budgets": snapshot.PodDisruptionBudgets, "endpointslices": snapshot.EndpointSlices,
-	"ingress-classes": snapshot.IngressClasses, "validating-webhook-configurations": snapshot.ValidatingWebhooks,
-	"mutating-webhook-configurations": snapshot.MutatingWebhooks, "events": snapshot.Events(""),
-}
-
-// errorsFile reads a bundle's NAME-errors.json: the errors its collector met
-// listing NAME. Any error makes the resource incomplete, and the checks that
-// read it are skipped rather than judging part of the cluster.
-func (t *tree) errorsFile(display string, parts []string, open func() (io.ReadCloser, error)) error {
-	name := strings.TrimSuffix(strings.Join(parts, "/"), "-errors.json")
-	name = strings.SplitN(name, "/", 2)[0]
-	r, ok := bundleDirs[name]
-	if !ok {
-		return nil
-	}
-	rc, err := open()
-	if err != nil {
-		return &InputError{File: display, Msg: plainPathError(err)}
-	}
-	defer rc.Close()
-	var errs []string
-	if err := json.NewDecoder(rc).Decode(&errs); err != nil {
-		t.d.stats.NotObjects++
-		return nil
-	}
-	if len(errs) > 0 {
-		first := strings.Join(strings.Fields(errs[0]), " ")
-		if len(first) > 200 {
-			first = first[:200] + "…"
-		}
-		t.d.b.Fail(r, fmt.Sprintf("incomplete in the dump: the capture could not list %s: %s", r, first), true)
-	}
-	return nil
-}
-
-// gzipErrors names gzip's errors, which say nothing of the file otherwise.
-type gzipErrors struct{ r io.Reader }
-
-func (g *gzipErrors) Read(p []byte) (int, error) {
-	n, err := g.r.Read(p)
-	if err != nil && !errors.Is(err, io.EOF) {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = errors.New("the compressed data ends early (truncated?)")
-		} else {
-			err = fmt.Errorf("not valid gzip: %w", err)
-		}
-	}
-	return n, err
-}
-
-func plainPathError(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
+	return fmt.Sprintf("%s: document %d: %s", e.File, e.Doc, e.Msg)
 }

@@ -85,20 +85,3 @@ func ClusterRoleYAML(checks []*doctor.Check) ([]byte, error) {
 		"# get/list/watch only, never Secrets, never a wildcard.\n"
 	return append([]byte(head), body...), nil
 }
-
-// Allows says whether rules grant verb on the resource r (or, for a
-// non-resource read, get on its path).
-func Allows(rules []rbacv1.PolicyRule, r snapshot.Resource, verb string) bool {
-	for _, rule := range rules {
-		if r.Path != "" {
-			if slices.Contains(rule.NonResourceURLs, r.Path) && (slices.Contains(rule.Verbs, "get") || slices.Contains(rule.Verbs, "*")) && verb == "get" {
-				return true
-			}
-			continue
-		}
-		if slices.Contains(rule.APIGroups, r.Group) && slices.Contains(rule.Resources, r.Resource) && slices.Contains(rule.Verbs, verb) {
-			return true
-		}
-	}
-	return false
-}

@@ -52,11 +52,8 @@ func TestRoleGrantsEveryRead(t *testing.T) {
 	role := committedRole(t)
 	for _, c := range checks.All() {
 		for _, r := range snapshot.Plan(append(append([]snapshot.Resource(nil), c.Reads...), c.Optional...)) {
-			verb := "list"
-			if r.Path != "" {
-				verb = "get"
-			}
-			if !Allows(role.Rules, r, verb) {
+			verb := r.Verb()
+			if !snapshot.Allows(role.Rules, verb, r) {
 				t.Errorf("check %s reads %s, which deploy/base/clusterrole.yaml does not grant (%s)", c.Name, r, verb)
 			}
 		}
@@ -84,7 +81,7 @@ func TestRulesRefuseSecretsAndWildcards(t *testing.T) {
 	}
 	pods := &doctor.Check{Name: "p", Reads: []snapshot.Resource{snapshot.Pods}}
 	rules, err := Rules([]*doctor.Check{pods})
-	if err != nil || Allows(rules, snapshot.Nodes, "list") || !Allows(rules, snapshot.Pods, "watch") {
+	if err != nil || snapshot.Allows(rules, "list", snapshot.Nodes) || !snapshot.Allows(rules, "watch", snapshot.Pods) {
 		t.Errorf("rules %+v err %v", rules, err)
 	}
 }

@@ -73,11 +73,8 @@ func ReviewAccess(ctx context.Context, cfg *rest.Config, plan []Resource, ns str
 	a := &Access{Denied: map[Resource]string{}, NoWatch: map[Resource]bool{}, Requests: 1}
 	rules := policyRules(rr.Status)
 	for _, r := range Plan(plan) {
-		verb := "list"
-		if r.Path != "" {
-			verb = "get"
-		}
-		if !allows(rules, verb, r) {
+		verb := r.Verb()
+		if !Allows(rules, verb, r) {
 			if rr.Status.Incomplete {
 				a.Requests++
 				ok, err := accessReview(WithRead(ctx, "selfsubjectaccessreviews of "+r.String()), c, verb, r, ns)
@@ -88,7 +85,7 @@ func ReviewAccess(ctx context.Context, cfg *rest.Config, plan []Resource, ns str
 			a.Denied[r] = verb
 			continue
 		}
-		if r.Path == "" && r.Kind != "Event" && !allows(rules, "watch", r) && !rr.Status.Incomplete {
+		if r.Path == "" && r.Kind != "Event" && !Allows(rules, "watch", r) && !rr.Status.Incomplete {
 			a.NoWatch[r] = true
 		}
 	}
@@ -107,9 +104,10 @@ func policyRules(st authorizationv1.SubjectRulesReviewStatus) []rbacv1.PolicyRul
 	return out
 }
 
-// allows says whether rules grant verb on r (a LIST of every object: a
-// rule limited to resourceNames does not).
-func allows(rules []rbacv1.PolicyRule, verb string, r Resource) bool {
+// Allows says whether rules grant verb on r (a LIST of every object: a
+// rule limited to resourceNames does not; for a non-resource read such as
+// /metrics, verb on its path), by the API server's own rule matching.
+func Allows(rules []rbacv1.PolicyRule, verb string, r Resource) bool {
 	want := rbacv1.PolicyRule{Verbs: []string{verb}}
 	if r.Path != "" {
 		want.NonResourceURLs = []string{r.Path}

@@ -5,24 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"reflect"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
-	dto "github.com/prometheus/client_model/go"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -41,71 +32,6 @@ type LoadOptions struct {
 	// Access, from ReviewAccess, names the reads the user may not make:
 	// they are not sent, and the checks that need them are skipped.
 	Access *Access
-}
-
-// DefaultRetry retries a read that failed transiently up to four times,
-// after 200ms, 400ms, 800ms and 1.6s, each plus up to 50% of jitter (so
-// that clients failed by one blip do not return in step), never past the
-// read's deadline: about 4s at most, so an API server failing every read
-// costs a scan seconds, not its whole --timeout.
-var DefaultRetry = wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 4, Cap: 1600 * time.Millisecond}
-
-// ListError says why a resource could not be listed. Skip errors (forbidden,
-// not served, unavailable) make the checks that need the resource skipped;
-// other errors make them errored. Neither aborts the scan.
-type ListError struct {
-	Resource Resource
-	Reason   string
-	Skip     bool
-	Err      error
-	// Cause classifies the failure for coverage reports and exit codes:
-	// one of the Cause* constants; "" is derived from Skip and Reason.
-	Cause string
-}
-
-// Why a read is missing from a snapshot (ListError.Cause, CauseOf).
-const (
-	// CauseAbsent: the input (a dump, a capture, kubectl output) does not
-	// hold the resource, or the scan did not plan it.
-	CauseAbsent = "absent"
-	// CauseDenied: the user may not read it (RBAC: forbidden, unauthorized).
-	CauseDenied = "denied"
-	// CauseUnserved: the cluster does not serve the API (not installed) or
-	// it is unavailable (an aggregated API answering 503).
-	CauseUnserved = "unserved"
-	// CauseFailed: the read failed or timed out; a retry may succeed.
-	CauseFailed = "failed"
-)
-
-// CauseOf classifies why err kept a resource from being read: CauseFailed
-// for an error that is not a skippable ListError.
-func CauseOf(err error) string {
-	var le *ListError
-	if !errors.As(err, &le) {
-		return CauseFailed
-	}
-	switch {
-	case le.Cause != "":
-		return le.Cause
-	case !le.Skip:
-		return CauseFailed
-	case strings.HasPrefix(le.Reason, "forbidden") || strings.HasPrefix(le.Reason, "unauthorized") ||
-		strings.Contains(le.Reason, "forbidden"):
-		return CauseDenied
-	case strings.HasPrefix(le.Reason, "not served") || strings.HasPrefix(le.Reason, "unavailable"):
-		return CauseUnserved
-	}
-	return CauseAbsent
-}
-
-func (e *ListError) Error() string { return e.Reason }
-func (e *ListError) Unwrap() error { return e.Err }
-
-// IsSkippable says whether err means "this resource is not for us" rather
-// than "something broke".
-func IsSkippable(err error) bool {
-	var le *ListError
-	return errors.As(err, &le) && le.Skip
 }
 
 // Load reads each planned resource once, from the watch cache: as a streamed
@@ -167,7 +93,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 	g.SetLimit(opts.Parallelism)
 	for _, r := range plan {
 		if verb, denied := opts.Access.Denies(r); denied {
-			record(r, nil, &ListError{Resource: r, Skip: true, Reason: "forbidden: " + Needs(verb, r, opts.Namespace)})
+			record(r, nil, &ListError{Resource: r, Skip: true, Reason: "forbidden: " + needs(verb, r, opts.Namespace)})
 			continue
 		}
 		g.Go(func() error {
@@ -177,7 +103,7 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 				list, err = Scheme().New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
 			}
 			if err != nil {
-				err = l.classify(ctx, r, err, begin)
+				err = l.classifyReadError(ctx, r, err, begin)
 			}
 			record(r, list, err)
 			return nil
@@ -218,39 +144,6 @@ func (l *loader) read(ctx context.Context, r Resource) (list runtime.Object, err
 	return list, err
 }
 
-// Retry calls attempt until it succeeds, fails for good, or backoff.Steps
-// retries are spent, waiting backoff's jittered steps (or longer, when the
-// server asked for it) in between; it gives up at once, with the last
-// error, when the next attempt could not end before ctx's deadline.
-// transient says which errors are worth another attempt; nil means
-// Transient.
-func Retry(ctx context.Context, backoff wait.Backoff, transient func(error) bool, attempt func() error) error {
-	if transient == nil {
-		transient = Transient
-	}
-	retries := backoff.Steps
-	for n := 0; ; n++ {
-		err := attempt()
-		if err == nil || ctx.Err() != nil || n >= retries || !transient(err) {
-			return err
-		}
-		wait := backoff.Step()
-		if s, ok := apierrors.SuggestsClientDelay(err); ok && time.Duration(s)*time.Second > wait {
-			wait = time.Duration(s) * time.Second
-		}
-		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
-			return err // the next attempt could not finish in time: say what failed
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-	}
-}
-
 // once is one attempt at a read (client-go may retry inside it).
 func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
 	if r.Path != "" {
@@ -267,30 +160,14 @@ func (l *loader) once(ctx context.Context, r Resource) (runtime.Object, error) {
 	return listTyped(ctx, l.cfg, r, l.opts.Namespace, !l.opts.Access.noWatch(r), l.trim)
 }
 
-// Transient says whether a failed read is worth another attempt within
-// its deadline: a 5xx or a timeout. 429s and 5xx with Retry-After are
-// not: client-go's own retry loop has already retried those, honouring
-// Retry-After, before the error reached us (as it has dropped connections
-// of a GET; one that still surfaces is retried here).
-func Transient(err error) bool {
-	if _, ok := apierrors.SuggestsClientDelay(err); ok {
-		return false
-	}
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		code := status.Status().Code
-		return code >= 500 || code == http.StatusRequestTimeout
-	}
-	return utilnet.IsTimeout(err) || errors.Is(err, context.DeadlineExceeded) ||
-		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsHTTP2ConnectionLost(err)
-}
-
-// classify turns a read's final error into the ListError checks see. A
-// read cut short by ctx says so: Ctrl-C, or the deadline by which every
+// classifyReadError turns a read's final error into the ListError checks
+// see. A read cut short by ctx says so: Ctrl-C, or the deadline by which every
 // read must end (the read had until then since the load started, queued
 // for a slot or not); or its attempts ran out of time (--request-timeout),
-// counted from its own start.
-func (l *loader) classify(ctx context.Context, r Resource, err error, begin time.Time) error {
+// counted from its own start. Any other error is classified by its API
+// status (classifyAPIError), which WithError uses alone: only a load knows
+// when it and its reads began.
+func (l *loader) classifyReadError(ctx context.Context, r Resource, err error, begin time.Time) error {
 	switch {
 	case errors.Is(ctx.Err(), context.Canceled):
 		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("interrupted before reading %s finished", r)}
@@ -299,7 +176,7 @@ func (l *loader) classify(ctx context.Context, r Resource, err error, begin time
 	case errors.Is(err, context.DeadlineExceeded):
 		return &ListError{Resource: r, Err: err, Reason: fmt.Sprintf("timed out reading %s after %s", r, roundSeconds(time.Since(begin)))}
 	}
-	return classify(r, l.opts.Namespace, err)
+	return classifyAPIError(r, l.opts.Namespace, err)
 }
 
 func roundSeconds(d time.Duration) time.Duration {
@@ -307,23 +184,6 @@ func roundSeconds(d time.Duration) time.Duration {
 		return d.Round(100 * time.Millisecond)
 	}
 	return d.Round(time.Second)
-}
-
-// metricsList carries parsed /metrics out of a read.
-type metricsList struct {
-	runtime.Object
-	families map[string]*dto.MetricFamily
-}
-
-func getRaw(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) {
-	c := rest.CopyConfig(cfg)
-	c.AcceptContentTypes = "text/plain"
-	c.NegotiatedSerializer = Codecs().WithoutConversion()
-	client, err := rest.UnversionedRESTClientFor(c)
-	if err != nil {
-		return nil, err
-	}
-	return client.Get().AbsPath(path).DoRaw(ctx)
 }
 
 // readWeight ranks reads by their usual size in a cluster.
@@ -337,205 +197,4 @@ func readWeight(r Resource) int {
 		return 1
 	}
 	return 0
-}
-
-func listOptions(r Resource) metav1.ListOptions {
-	// resourceVersion=0 with no limit: served whole from the watch cache.
-	return metav1.ListOptions{ResourceVersion: "0", FieldSelector: r.FieldSelector}
-}
-
-// listTyped reads r in full: streamed when stream is true and the server
-// streams lists, else one resourceVersion=0 LIST.
-func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, stream bool, tr *Trimmer) (runtime.Object, error) {
-	gv := r.GVR().GroupVersion()
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &gv
-	c.APIPath = "/apis"
-	if gv.Group == "" {
-		c.APIPath = "/api"
-	}
-	c.NegotiatedSerializer = streamCodecs()
-	client, err := rest.RESTClientFor(c)
-	if err != nil {
-		return nil, err
-	}
-	list, err := Scheme().New(gv.WithKind(r.Kind + "List"))
-	if err != nil {
-		return nil, err
-	}
-	if stream && r.Kind != "Event" { // events have no watch cache to stream from
-		streamed, err := watchList(ctx, client, r, ns, list, tr)
-		if err == nil {
-			return streamed, nil
-		}
-		if ctx.Err() != nil || !fallBackToList(err) {
-			return nil, err
-		}
-	}
-	opts := listOptions(r)
-	req := client.Get().Resource(r.Resource).VersionedParams(&opts, metav1.ParameterCodec)
-	if r.Namespaced && ns != "" {
-		req = req.Namespace(ns)
-	}
-	if err := req.Do(ctx).Into(list); err != nil {
-		return nil, err
-	}
-	tr.trimList(list)
-	return list, nil
-}
-
-// initialEventsEnd marks the bookmark that closes a watch-list's initial state.
-const initialEventsEnd = "k8s.io/initial-events-end"
-
-// watchList reads a resource as a stream (a watch with sendInitialEvents,
-// served from the watch cache: the API server's "streaming list"), trimming
-// each object as it arrives, so the scan never holds a whole response body
-// nor an untrimmed object. Servers without WatchList refuse it and the
-// caller falls back to a resourceVersion=0 LIST.
-func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns string, list runtime.Object, tr *Trimmer) (runtime.Object, error) {
-	opts := metav1.ListOptions{
-		Watch:                true,
-		SendInitialEvents:    ptrTo(true),
-		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
-		ResourceVersion:      "0", // any state of the cache will do, as with a resourceVersion=0 LIST
-		AllowWatchBookmarks:  true,
-		FieldSelector:        r.FieldSelector,
-	}
-	req := client.Get().Resource(r.Resource).VersionedParams(&opts, metav1.ParameterCodec)
-	if r.Namespaced && ns != "" {
-		req = req.Namespace(ns)
-	}
-	w, err := req.Watch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Stop()
-	// Live events may arrive before the initial-events bookmark: apply them
-	// to a keyed store, as client-go's reflector does, so the snapshot holds
-	// the latest state and nothing deleted.
-	want := reflect.TypeOf(list).Elem().Name()
-	var order []string
-	byKey := map[string]runtime.Object{}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil, fmt.Errorf("watch-list of %s ended before its initial events did", r)
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified, watch.Deleted:
-				if got := reflect.TypeOf(ev.Object).Elem().Name(); got+"List" != want {
-					return nil, fmt.Errorf("watch-list of %s: got a %s", r, got)
-				}
-				m, err := meta.Accessor(ev.Object)
-				if err != nil {
-					return nil, fmt.Errorf("watch-list of %s: %w", r, err)
-				}
-				key := m.GetNamespace() + "/" + m.GetName()
-				if ev.Type == watch.Deleted {
-					delete(byKey, key)
-					continue
-				}
-				if _, seen := byKey[key]; !seen {
-					order = append(order, key)
-				}
-				tr.Trim(ev.Object)
-				byKey[key] = ev.Object
-			case watch.Bookmark:
-				m, err := meta.Accessor(ev.Object)
-				if err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
-					return fileStreamed(list, order, byKey, m.GetResourceVersion())
-				}
-			case watch.Error:
-				return nil, apierrors.FromObject(ev.Object)
-			}
-		}
-	}
-}
-
-// fileStreamed turns streamed objects into what the snapshot files: pods as
-// the decoder's own pointers, other kinds as an exactly sized Items slice.
-func fileStreamed(list runtime.Object, order []string, byKey map[string]runtime.Object, rv string) (runtime.Object, error) {
-	if _, isPods := list.(*corev1.PodList); isPods {
-		sp := &streamedPods{}
-		for _, k := range order {
-			if o, ok := byKey[k]; ok {
-				sp.ptrs = append(sp.ptrs, o.(*corev1.Pod))
-			}
-		}
-		return sp, nil
-	}
-	items := reflect.ValueOf(list).Elem().FieldByName("Items")
-	if !items.IsValid() {
-		return nil, fmt.Errorf("%T has no Items", list)
-	}
-	out := reflect.MakeSlice(items.Type(), 0, len(byKey))
-	for _, k := range order {
-		if o, ok := byKey[k]; ok {
-			out = reflect.Append(out, reflect.ValueOf(o).Elem())
-		}
-	}
-	items.Set(out)
-	if lm, err := meta.ListAccessor(list); err == nil {
-		lm.SetResourceVersion(rv)
-	}
-	return list, nil
-}
-
-// streamedPods carries streamed pods out of watchList as the decoder's own
-// pointers; the snapshot then files a podPointerList in their place.
-type streamedPods struct {
-	corev1.PodList
-	ptrs []*corev1.Pod
-}
-
-// fallBackToList says whether a watch-list failure means "this server does
-// not stream lists" (old server, feature gate off, RBAC without watch) rather
-// than a failure a LIST would share.
-func fallBackToList(err error) bool {
-	return apierrors.IsBadRequest(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) ||
-		apierrors.IsMethodNotSupported(err) || apierrors.IsNotAcceptable(err) || apierrors.IsUnsupportedMediaType(err) ||
-		strings.Contains(err.Error(), "ended before its initial events")
-}
-
-func ptrTo[T any](v T) *T { return &v }
-
-// Needs says what a user lacks for a read, as skip reasons put it: "needs
-// list on nodes", "needs list on pods in all namespaces", "needs get on
-// /metrics".
-func Needs(verb string, r Resource, ns string) string {
-	what := r.GVR().GroupResource().String()
-	switch {
-	case r.Path != "":
-		return fmt.Sprintf("needs %s on %s", verb, r.Path)
-	case !r.Namespaced:
-		return fmt.Sprintf("needs %s on %s", verb, what)
-	case ns != "":
-		return fmt.Sprintf("needs %s on %s in namespace %s", verb, what, ns)
-	}
-	return fmt.Sprintf("needs %s on %s in all namespaces", verb, what)
-}
-
-func classify(r Resource, ns string, err error) error {
-	verb := "list"
-	if r.Path != "" {
-		verb = "get"
-	}
-	le := &ListError{Resource: r, Err: err, Skip: true}
-	switch {
-	case apierrors.IsForbidden(err):
-		le.Reason = "forbidden: " + Needs(verb, r, ns)
-	case apierrors.IsUnauthorized(err):
-		le.Reason = "unauthorized: " + Needs(verb, r, ns)
-	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
-		le.Reason = fmt.Sprintf("not served by this cluster: %s", r)
-	case apierrors.IsServiceUnavailable(err):
-		le.Reason = fmt.Sprintf("unavailable: listing %s: %v", r, err)
-	default:
-		le.Skip = false
-		le.Reason = fmt.Sprintf("listing %s: %v", r, err)
-	}
-	return le
 }

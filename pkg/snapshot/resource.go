@@ -9,6 +9,8 @@ package snapshot
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -104,6 +106,15 @@ func Events(fieldSelector string) Resource {
 	return r
 }
 
+// Verb is the verb one read of r needs: get for a path (/metrics), list
+// for a resource.
+func (r Resource) Verb() string {
+	if r.Path != "" {
+		return "get"
+	}
+	return "list"
+}
+
 // GVR is the group/version/resource of r.
 func (r Resource) GVR() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
@@ -158,6 +169,54 @@ func ForKind(kind string) (Resource, bool) {
 func ForResource(name string) (Resource, bool) {
 	for _, r := range known {
 		if r.Resource == name {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// Readable is every resource a check may read as a whole list, in a stable
+// order: what custom checks and config files may name. It is derived from
+// the loader's own list, so a resource added there is readable here at once.
+// Events are left out: they are only ever read with a field selector.
+func Readable() []Resource {
+	var out []Resource
+	for _, r := range known {
+		if r.Kind == "Event" || r.Path != "" {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// Lookup finds a readable resource by the name kubectl-doctor prints for
+// it: "deployments.apps", "pods", or the plural alone ("deployments") when
+// only one group has it. Unknown names are an error that lists the valid ones.
+func Lookup(name string) (Resource, error) {
+	var byPlural []Resource
+	var names []string
+	for _, r := range Readable() {
+		if r.String() == name {
+			return r, nil
+		}
+		if r.Resource == name {
+			byPlural = append(byPlural, r)
+		}
+		names = append(names, r.String())
+	}
+	if len(byPlural) == 1 {
+		return byPlural[0], nil
+	}
+	return Resource{}, fmt.Errorf("unknown resource %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// ResourceFor is the resource that holds objects of kind in group (""
+// for the core group), for finding the metadata of a finding's object.
+func ResourceFor(group, kind string) (Resource, bool) {
+	for _, r := range known {
+		if r.Kind == kind && r.Group == group && r.Path == "" {
 			return r, true
 		}
 	}

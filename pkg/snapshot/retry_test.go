@@ -275,8 +275,8 @@ func TestNeeds(t *testing.T) {
 		if tc.r.Path != "" {
 			verb = "get"
 		}
-		if got := Needs(verb, tc.r, tc.ns); got != tc.want {
-			t.Errorf("Needs(%s) = %q, want %q", tc.r, got, tc.want)
+		if got := needs(verb, tc.r, tc.ns); got != tc.want {
+			t.Errorf("needs(%s) = %q, want %q", tc.r, got, tc.want)
 		}
 	}
 }

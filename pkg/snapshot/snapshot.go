@@ -2,30 +2,13 @@ package snapshot
 
 import (
 	"fmt"
-	"io"
-	"sort"
 	"sync"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // Snapshot holds the lists of one scan. It is read-only once built, so checks
@@ -131,30 +114,6 @@ func (s *Snapshot) Err(r Resource) error {
 	return nil
 }
 
-// Metrics returns the API server's metric families by name (nil when
-// /metrics was not read).
-func (s *Snapshot) Metrics() map[string]*dto.MetricFamily { return s.metrics }
-
-// SetMetrics parses Prometheus text into the snapshot, as the loader does
-// with GET /metrics; fixtures use it too.
-func (s *Snapshot) SetMetrics(text io.Reader) error {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	m, err := p.TextToMetricFamilies(text)
-	if err != nil {
-		return fmt.Errorf("parsing metrics: %w", err)
-	}
-	s.metrics = m
-	return nil
-}
-
-// PriorityLevels returns the listed API Priority and Fairness priority levels.
-func (s *Snapshot) PriorityLevels() []flowcontrolv1.PriorityLevelConfiguration {
-	if l := typed[*flowcontrolv1.PriorityLevelConfigurationList](s, PriorityLevels); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
 func (s *Snapshot) list(r Resource) runtime.Object {
 	if r.Kind == "Event" {
 		if l, ok := s.lists[r]; ok {
@@ -164,31 +123,6 @@ func (s *Snapshot) list(r Resource) runtime.Object {
 	}
 	return s.lists[r]
 }
-
-func typed[L runtime.Object](s *Snapshot, r Resource) L {
-	l, _ := s.list(r).(L)
-	return l
-}
-
-// Nodes returns the listed nodes.
-func (s *Snapshot) Nodes() []corev1.Node {
-	if l := typed[*corev1.NodeList](s, Nodes); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Namespaces returns the listed namespaces.
-func (s *Snapshot) Namespaces() []corev1.Namespace {
-	if l := typed[*corev1.NamespaceList](s, Namespaces); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Pods returns the listed pods. Unlike the other accessors it returns
-// pointers: pods are the one list large enough for a copy to matter.
-func (s *Snapshot) Pods() []*corev1.Pod { return s.pods }
 
 // podPointers points into a PodList's items.
 func podPointers(list runtime.Object) []*corev1.Pod {
@@ -200,175 +134,6 @@ func podPointers(list runtime.Object) []*corev1.Pod {
 	for i := range l.Items {
 		out[i] = &l.Items[i]
 	}
-	return out
-}
-
-// Services returns the listed services.
-func (s *Snapshot) Services() []corev1.Service {
-	if l := typed[*corev1.ServiceList](s, Services); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// ReplicaSets returns the listed ReplicaSets.
-func (s *Snapshot) ReplicaSets() []appsv1.ReplicaSet {
-	if l := typed[*appsv1.ReplicaSetList](s, ReplicaSets); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Deployments returns the listed Deployments.
-func (s *Snapshot) Deployments() []appsv1.Deployment {
-	if l := typed[*appsv1.DeploymentList](s, Deployments); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// DaemonSets returns the listed DaemonSets.
-func (s *Snapshot) DaemonSets() []appsv1.DaemonSet {
-	if l := typed[*appsv1.DaemonSetList](s, DaemonSets); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// StatefulSets returns the listed StatefulSets.
-func (s *Snapshot) StatefulSets() []appsv1.StatefulSet {
-	if l := typed[*appsv1.StatefulSetList](s, StatefulSets); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// ControllerRevisions returns the listed ControllerRevisions.
-func (s *Snapshot) ControllerRevisions() []appsv1.ControllerRevision {
-	if l := typed[*appsv1.ControllerRevisionList](s, ControllerRevisions); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Jobs returns the listed Jobs.
-func (s *Snapshot) Jobs() []batchv1.Job {
-	if l := typed[*batchv1.JobList](s, Jobs); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// CronJobs returns the listed CronJobs.
-func (s *Snapshot) CronJobs() []batchv1.CronJob {
-	if l := typed[*batchv1.CronJobList](s, CronJobs); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// EndpointSlices returns the listed EndpointSlices.
-func (s *Snapshot) EndpointSlices() []discoveryv1.EndpointSlice {
-	if l := typed[*discoveryv1.EndpointSliceList](s, EndpointSlices); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// APIServices returns the listed aggregated-API registrations.
-func (s *Snapshot) APIServices() []apiregistrationv1.APIService {
-	if l := typed[*apiregistrationv1.APIServiceList](s, APIServices); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// MutatingWebhookConfigurations returns the listed mutating webhook configurations.
-func (s *Snapshot) MutatingWebhookConfigurations() []admissionregistrationv1.MutatingWebhookConfiguration {
-	if l := typed[*admissionregistrationv1.MutatingWebhookConfigurationList](s, MutatingWebhooks); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// ValidatingWebhookConfigurations returns the listed validating webhook configurations.
-func (s *Snapshot) ValidatingWebhookConfigurations() []admissionregistrationv1.ValidatingWebhookConfiguration {
-	if l := typed[*admissionregistrationv1.ValidatingWebhookConfigurationList](s, ValidatingWebhooks); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Events returns the events matching the field selector a check declared
-// with Events(selector); in-memory snapshots are filtered here the way the
-// API server would filter them.
-func (s *Snapshot) Events(fieldSelector string) []corev1.Event {
-	r := Events(fieldSelector)
-	l, _ := s.list(r).(*corev1.EventList)
-	if l == nil {
-		return nil
-	}
-	if _, exact := s.lists[r]; exact {
-		return l.Items
-	}
-	sel, err := fields.ParseSelector(fieldSelector)
-	if err != nil {
-		return nil
-	}
-	var out []corev1.Event
-	for _, e := range l.Items {
-		if sel.Matches(eventFields(&e)) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func eventFields(e *corev1.Event) fields.Set {
-	return fields.Set{
-		"metadata.name":                  e.Name,
-		"metadata.namespace":             e.Namespace,
-		"reason":                         e.Reason,
-		"type":                           e.Type,
-		"source":                         e.Source.Component,
-		"involvedObject.kind":            e.InvolvedObject.Kind,
-		"involvedObject.name":            e.InvolvedObject.Name,
-		"involvedObject.namespace":       e.InvolvedObject.Namespace,
-		"involvedObject.uid":             string(e.InvolvedObject.UID),
-		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
-		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
-		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
-		"reportingComponent":             e.ReportingController,
-	}
-}
-
-// Metadata returns the object metadata of r's objects, sorted by namespace
-// and name: for code that needs only names, labels and annotations of any
-// kind (suppressions, custom checks).
-func (s *Snapshot) Metadata(r Resource) []metav1.Object {
-	l := s.list(r)
-	if l == nil {
-		return nil
-	}
-	var out []metav1.Object
-	if _, ok := l.(*podPointerList); ok {
-		for _, p := range s.pods {
-			out = append(out, p)
-		}
-	} else {
-		_ = meta.EachListItem(l, func(o runtime.Object) error {
-			if m, err := meta.Accessor(o); err == nil {
-				out = append(out, m)
-			}
-			return nil
-		})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].GetNamespace() != out[j].GetNamespace() {
-			return out[i].GetNamespace() < out[j].GetNamespace()
-		}
-		return out[i].GetName() < out[j].GetName()
-	})
 	return out
 }
 
@@ -389,7 +154,7 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 	if r == Pods {
 		c.pods = nil
 	}
-	c.errs[r] = classify(r, s.Namespace, err)
+	c.errs[r] = classifyAPIError(r, s.Namespace, err)
 	return c
 }
 
@@ -404,124 +169,3 @@ func WithoutMemo(s *Snapshot) *Snapshot {
 // podPointerList stands in the lists map for pods streamed as pointers, so
 // that Err and Metadata see them as listed.
 type podPointerList struct{ corev1.PodList }
-
-// PersistentVolumeClaims returns the listed PersistentVolumeClaims.
-func (s *Snapshot) PersistentVolumeClaims() []corev1.PersistentVolumeClaim {
-	if l := typed[*corev1.PersistentVolumeClaimList](s, PersistentVolumeClaims); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// StorageClasses returns the listed StorageClasses.
-func (s *Snapshot) StorageClasses() []storagev1.StorageClass {
-	if l := typed[*storagev1.StorageClassList](s, StorageClasses); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// HorizontalPodAutoscalers returns the listed autoscaling/v2 HPAs.
-func (s *Snapshot) HorizontalPodAutoscalers() []autoscalingv2.HorizontalPodAutoscaler {
-	if l := typed[*autoscalingv2.HorizontalPodAutoscalerList](s, HorizontalPodAutoscalers); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// PodDisruptionBudgets returns the listed PodDisruptionBudgets.
-func (s *Snapshot) PodDisruptionBudgets() []policyv1.PodDisruptionBudget {
-	if l := typed[*policyv1.PodDisruptionBudgetList](s, PodDisruptionBudgets); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Ingresses returns the listed Ingresses.
-func (s *Snapshot) Ingresses() []networkingv1.Ingress {
-	if l := typed[*networkingv1.IngressList](s, Ingresses); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// IngressClasses returns the listed IngressClasses.
-func (s *Snapshot) IngressClasses() []networkingv1.IngressClass {
-	if l := typed[*networkingv1.IngressClassList](s, IngressClasses); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Memo returns the value build computes from s, computing it once per
-// snapshot and key however many checks ask, concurrently or not: derived
-// indexes (owners, endpoint readiness) are built once per scan. build must
-// only read s. Keys should be values of an unexported type of the caller's
-// package, as with context keys.
-func Memo[T any](s *Snapshot, key any, build func() T) T {
-	e, _ := s.memo.LoadOrStore(key, &memoEntry{})
-	m := e.(*memoEntry)
-	m.once.Do(func() { m.v = build() })
-	return m.v.(T)
-}
-
-type memoEntry struct {
-	once sync.Once
-	v    any
-}
-
-// NetworkPolicies returns the listed NetworkPolicies.
-func (s *Snapshot) NetworkPolicies() []networkingv1.NetworkPolicy {
-	if l := typed[*networkingv1.NetworkPolicyList](s, NetworkPolicies); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// PersistentVolumes returns the listed PersistentVolumes.
-func (s *Snapshot) PersistentVolumes() []corev1.PersistentVolume {
-	if l := typed[*corev1.PersistentVolumeList](s, PersistentVolumes); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// ServiceAccounts returns the listed ServiceAccounts.
-func (s *Snapshot) ServiceAccounts() []corev1.ServiceAccount {
-	if l := typed[*corev1.ServiceAccountList](s, ServiceAccounts); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// Roles returns the listed RBAC Roles.
-func (s *Snapshot) Roles() []rbacv1.Role {
-	if l := typed[*rbacv1.RoleList](s, Roles); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// ClusterRoles returns the listed RBAC ClusterRoles.
-func (s *Snapshot) ClusterRoles() []rbacv1.ClusterRole {
-	if l := typed[*rbacv1.ClusterRoleList](s, ClusterRoles); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// RoleBindings returns the listed RBAC RoleBindings.
-func (s *Snapshot) RoleBindings() []rbacv1.RoleBinding {
-	if l := typed[*rbacv1.RoleBindingList](s, RoleBindings); l != nil {
-		return l.Items
-	}
-	return nil
-}
-
-// ClusterRoleBindings returns the listed RBAC ClusterRoleBindings.
-func (s *Snapshot) ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
-	if l := typed[*rbacv1.ClusterRoleBindingList](s, ClusterRoleBindings); l != nil {
-		return l.Items
-	}
-	return nil
-}

@@ -1,0 +1,85 @@
+package connect
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// Validate names the flag at fault; ReadDeadline leaves a tenth of
+// --timeout to the checks and the report.
+func TestValidateAndReadDeadline(t *testing.T) {
+	o := New("test")
+	if err := o.Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	o.Timeout = 0
+	if err := o.Validate(); err == nil || err.Error() != "--timeout must be positive, got 0s" {
+		t.Errorf("--timeout 0: %v", err)
+	}
+	o.Timeout, o.LogLevel = time.Minute, -1
+	if err := o.Validate(); err == nil || err.Error() != "-v must be 0 or more, got -1" {
+		t.Errorf("-v -1: %v", err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if got := o.ReadDeadline(start); !got.Equal(start.Add(54 * time.Second)) {
+		t.Errorf("read deadline %s after start, want 54s", got.Sub(start))
+	}
+}
+
+// deniedLine names the denied reads by verb and the checks they skip.
+func TestDeniedLine(t *testing.T) {
+	checks := []*doctor.Check{
+		{Name: "node-taints", Reads: []snapshot.Resource{snapshot.Nodes}},
+		{Name: "rollout-history", Reads: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets}},
+		{Name: "pod-storm", Reads: []snapshot.Resource{snapshot.Pods}},
+	}
+	if got := deniedLine(&snapshot.Access{}, checks, ""); got != "" {
+		t.Errorf("nothing denied: %q", got)
+	}
+	a := &snapshot.Access{Denied: map[snapshot.Resource]string{snapshot.Nodes: "list", snapshot.Deployments: "list"}}
+	got := deniedLine(a, checks, "shop")
+	want := "this user may not list nodes, deployments.apps (in namespace shop, by SelfSubjectRulesReview): 2 checks skipped: node-taints, rollout-history"
+	if got != want {
+		t.Errorf("deniedLine:\n got %q\nwant %q", got, want)
+	}
+}
+
+// LoadAll fails on any read that fails (a listing cannot do without it);
+// an unreachable server is one line naming it.
+func TestLoadAll(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/version" {
+			_, _ = w.Write([]byte(`{"gitVersion":"v1.37.2"}`))
+			return
+		}
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"nodes is forbidden"}`))
+	}))
+	defer srv.Close()
+	o := New("test")
+	o.Config = &rest.Config{Host: srv.URL}
+	var errOut strings.Builder
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := o.LoadAll(ctx, &errOut, snapshot.Nodes); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("LoadAll with nodes forbidden: %v", err)
+	}
+	if reads, _ := o.Requests(); reads != 2 {
+		t.Errorf("%d reads counted, want 2 (/version, nodes)", reads)
+	}
+
+	srv.Close()
+	if _, err := o.LoadAll(ctx, &errOut, snapshot.Nodes); err == nil || !strings.HasPrefix(err.Error(), "cannot reach the API server at "+srv.URL+": ") {
+		t.Errorf("LoadAll with the server gone: %v", err)
+	}
+}

@@ -1,0 +1,125 @@
+package connect
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// PrintStats writes, with --stats, what the reads cost the API server, one
+// line a read: its last request, and the statuses of the attempts retried
+// before it.
+func (o *Options) PrintStats(w io.Writer) {
+	if !o.Stats || o.stats == nil {
+		return
+	}
+	reads := o.stats.Reads()
+	var bytes int64
+	var retried, retries int
+	for _, r := range reads {
+		for _, q := range r.Requests {
+			bytes += q.Bytes
+		}
+		if r.Retries() > 0 {
+			retried++
+			retries += r.Retries()
+		}
+	}
+	fmt.Fprintf(w, "%s, %s received:\n", doctor.Plural(len(reads), "API request", "API requests"), humanBytes(bytes))
+	for _, r := range reads {
+		last := r.Last()
+		var took time.Duration
+		var before []string
+		for i, q := range r.Requests {
+			took += q.Duration
+			if i < len(r.Requests)-1 {
+				before = append(before, attemptLabel(q))
+			}
+		}
+		status := strconv.Itoa(last.Status)
+		if last.Status == 0 {
+			status = attemptLabel(last)
+		}
+		line := fmt.Sprintf("  %-6s %3s %9s %8s  %s", last.Method, status, humanBytes(last.Bytes), took.Round(time.Millisecond), report.Esc(last.Path))
+		if len(before) > 0 {
+			line += "  (after " + strings.Join(before, ", ") + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	if retries > 0 {
+		more := "more attempts"
+		if retries == 1 {
+			more = "more attempt"
+		}
+		fmt.Fprintf(w, "  %s retried: %d %s\n", doctor.Plural(retried, "request", "requests"), retries, more)
+	}
+}
+
+// attemptLabel is an attempt's outcome in a word: its status code, or
+// what went wrong on the wire.
+func attemptLabel(q snapshot.Request) string {
+	switch {
+	case q.Status != 0:
+		return strconv.Itoa(q.Status)
+	case strings.Contains(q.Err, "reset"), strings.Contains(q.Err, "EOF"), strings.Contains(q.Err, "broken pipe"):
+		return "reset"
+	case strings.Contains(q.Err, "deadline") || strings.Contains(q.Err, "timeout") || strings.Contains(q.Err, "Timeout"):
+		return "timeout"
+	case strings.Contains(q.Err, "canceled"):
+		return "cancelled"
+	}
+	return "error"
+}
+
+// Requests is what the report counts: reads, and the retries they took.
+func (o *Options) Requests() (reads, retries int) {
+	if o.stats == nil {
+		return 0, 0
+	}
+	for _, r := range o.stats.Reads() {
+		reads++
+		retries += r.Retries()
+	}
+	return reads, retries
+}
+
+// Cost is what the reads cost the API server: HTTP requests (retries
+// included), those that failed (status 400 or more, or no answer), and the
+// response bytes received.
+type Cost struct {
+	Requests, Errors int
+	Bytes            int64
+}
+
+// Cost adds up every request made since the reads began (Open or Load);
+// zero before.
+func (o *Options) Cost() Cost {
+	var c Cost
+	if o.stats == nil {
+		return c
+	}
+	for _, q := range o.stats.Requests() {
+		c.Requests++
+		c.Bytes += q.Bytes
+		if q.Status >= 400 || q.Status == 0 {
+			c.Errors++
+		}
+	}
+	return c
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
