@@ -15,7 +15,6 @@ import (
 )
 
 var (
-	nameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 	kindRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
 	dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
@@ -162,7 +161,7 @@ func (p *parser) customs(n *yaml.Node) []Custom {
 			ok = false
 		} else if s, good := p.str(v, field+".name"); good {
 			switch {
-			case !nameRE.MatchString(s):
+			case !doctor.ValidName(s):
 				p.add(v, field+".name", "%q is not kebab-case (like replicas-at-least-2)", s)
 				ok = false
 			case slices.Contains(p.builtin, s):
