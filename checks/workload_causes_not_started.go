@@ -1,0 +1,179 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// notStarted explains pods that never start from the newest Warning event
+// of the example pod: which volume and source, the node and pod holding a
+// ReadWriteOnce volume, the sandbox error; the event quoted otherwise. via
+// names the objects whose own finding is the cause (the node whose
+// sandbox fails, the claim pvc-pending reports).
+func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doctor.ObjectRef, rem []doctor.Remediation) {
+	ex := g.Example()
+	pod := g.Pods[0]
+	for i, pr := range g.Problems {
+		if pr.Event != nil {
+			ex, pod = pr, g.Pods[i]
+			break
+		}
+	}
+	ns := pod.Namespace
+	states := containerStates(pod)
+	if ex.Event == nil {
+		details = "its containers stay in " + ex.Reason + " and no Warning event says why"
+		if p.Snapshot.Err(kube.WarningEventReads) != nil {
+			details = "its containers stay in " + ex.Reason + " (the Warning events that would say why could not be read)"
+		}
+		return details + states, nil, []doctor.Remediation{{Text: "see the pod's events and volumes", Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, pod.Name)}}
+	}
+	ec := kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message)
+	quoted := fmt.Sprintf("%s: %s", ex.Event.Reason, quote(ex.Event.Message))
+	describe := doctor.Remediation{Text: "see the pod's events", Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, pod.Name)}
+	switch ec.Class {
+	case kube.EventMultiAttach:
+		claim := claimOfPV(p.Snapshot, ns, ec.Subject)
+		details = fmt.Sprintf("volume %s", ec.Subject)
+		if claim != "" {
+			details = fmt.Sprintf("claim %s (volume %s)", claim, ec.Subject)
+			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: claim})
+		}
+		details += " is ReadWriteOnce and still attached to another node"
+		if holders := holdersOf(p.Snapshot, pod, claim, ec.Holders); len(holders) > 0 {
+			details += ", used by " + strings.Join(holders, ", ")
+		}
+		details += " (" + quoted + ")"
+		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			rem = append(rem, doctor.Remediation{Text: "a rolling update starts the new pod before the old one releases the volume: use strategy Recreate",
+				Command: fmt.Sprintf(`kubectl patch deployment %s -n %s -p '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'`, d.Name, ns)})
+		}
+		rem = append(rem, doctor.Remediation{Text: "see which node the volume is attached to", Command: "kubectl get volumeattachments"})
+	case kube.EventVolumeMissing:
+		details = eventDetail(ec) + " (" + ex.Event.Reason + ")"
+		kind, name, _ := strings.Cut(ec.Subject, " ")
+		switch kind {
+		case "configmap":
+			rem = append(rem, doctor.Remediation{Text: "create the ConfigMap the volume references (or fix the reference)", Command: fmt.Sprintf("kubectl create configmap %s -n %s --from-file=<path>", name, ns)})
+		case "secret":
+			rem = append(rem, doctor.Remediation{Text: "create the Secret the volume references (or fix the reference)", Command: fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=<key>=<value>", name, ns)})
+		case "persistentvolumeclaim":
+			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: name})
+		}
+		rem = append(rem, describe)
+	case kube.EventVolumeAttach, kube.EventVolumeMount:
+		details = "volume " + orUnknown(ec.Subject) + volumeSource(pod, ec.Subject) + " cannot be "
+		if ec.Class == kube.EventVolumeAttach {
+			details += "attached"
+		} else {
+			details += "mounted"
+		}
+		details += " (" + quoted + ")"
+		for _, c := range kube.ClaimNames(&pod.Spec) {
+			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: c})
+		}
+		rem = append(rem, describe)
+	case kube.EventSandbox:
+		details = fmt.Sprintf("node %s cannot create the pod sandbox: %s (%s)", pod.Spec.NodeName, ec.Subject, quoted)
+		via = append(via, kube.NodeRef(pod.Spec.NodeName))
+		rem = append(rem, describe)
+	default:
+		details = "the newest Warning event says " + quoted
+		rem = append(rem, describe)
+	}
+	return details + states, via, rem
+}
+
+// containerStates is "; containers: app waiting (ContainerCreating)".
+func containerStates(pod *corev1.Pod) string {
+	var parts []string
+	for _, lists := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, cs := range lists {
+			s := cs.Name
+			switch {
+			case cs.State.Waiting != nil:
+				s += " waiting (" + orUnknown(cs.State.Waiting.Reason) + ")"
+			case cs.State.Terminated != nil:
+				s += fmt.Sprintf(" terminated (exit code %d)", cs.State.Terminated.ExitCode)
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				s += fmt.Sprintf(", last exit code %d", t.ExitCode)
+			}
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; containers: " + strings.Join(doctor.Examples(parts), ", ")
+}
+
+// volumeSource is " (claim data-db-0)" or " (configmap app)" for the pod's
+// volume of that name, "" when it is not one of the pod's volumes.
+func volumeSource(pod *corev1.Pod, name string) string {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name != name {
+			continue
+		}
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			return " (claim " + v.PersistentVolumeClaim.ClaimName + ")"
+		case v.ConfigMap != nil:
+			return " (configmap " + v.ConfigMap.Name + ")"
+		case v.Secret != nil:
+			return " (secret " + v.Secret.SecretName + ")"
+		case v.NFS != nil:
+			return " (nfs " + v.NFS.Server + ":" + v.NFS.Path + ")"
+		case v.CSI != nil:
+			return " (csi " + v.CSI.Driver + ")"
+		}
+	}
+	return ""
+}
+
+// claimOfPV is the claim in namespace ns bound to volume pv, "" when the
+// claims were not read or none is.
+func claimOfPV(s *snapshot.Snapshot, ns, pv string) string {
+	if s.Err(snapshot.PersistentVolumeClaims) != nil {
+		return ""
+	}
+	for _, c := range s.PersistentVolumeClaims() {
+		if c.Namespace == ns && (c.Spec.VolumeName == pv || c.Name == pv) {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// holdersOf names the pods (and their nodes) that hold the volume: those the
+// Multi-Attach error names, else the other running pods using the claim on
+// another node.
+func holdersOf(s *snapshot.Snapshot, stuck *corev1.Pod, claim string, named []string) []string {
+	var out []string
+	for _, pod := range s.Pods() {
+		if pod.Namespace != stuck.Namespace || pod.UID == stuck.UID || pod.Spec.NodeName == "" || kube.Terminal(pod) {
+			continue
+		}
+		hit := slices.Contains(named, pod.Name)
+		if !hit && claim != "" && len(named) == 0 && pod.Spec.NodeName != stuck.Spec.NodeName {
+			hit = slices.Contains(kube.ClaimNames(&pod.Spec), claim)
+		}
+		if hit {
+			out = append(out, fmt.Sprintf("pod %s on node %s", pod.Name, pod.Spec.NodeName))
+		}
+	}
+	if len(out) == 0 {
+		for _, n := range named {
+			out = append(out, "pod "+n)
+		}
+	}
+	return doctor.Examples(out)
+}

@@ -1,0 +1,145 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+)
+
+// probeOf is the container's probe of that kind ("liveness", "startup",
+// "readiness"), nil when it declares none.
+func probeOf(c *corev1.Container, kind string) *corev1.Probe {
+	if c == nil {
+		return nil
+	}
+	switch kind {
+	case "liveness":
+		return c.LivenessProbe
+	case "startup":
+		return c.StartupProbe
+	}
+	return c.ReadinessProbe
+}
+
+// describeProbe is "httpGet :8080/healthz, timeout 1s, every 10s, 3 failures".
+func describeProbe(pr *corev1.Probe) string {
+	var what string
+	switch h := pr.ProbeHandler; {
+	case h.HTTPGet != nil:
+		what = fmt.Sprintf("httpGet :%s%s", h.HTTPGet.Port.String(), h.HTTPGet.Path)
+	case h.TCPSocket != nil:
+		what = "tcpSocket :" + h.TCPSocket.Port.String()
+	case h.GRPC != nil:
+		what = fmt.Sprintf("grpc :%d", h.GRPC.Port)
+	case h.Exec != nil:
+		what = "exec " + clipLine(strings.Join(h.Exec.Command, " "), 60)
+	default:
+		what = "probe"
+	}
+	orDefault := func(v, d int32) int32 {
+		if v == 0 {
+			return d
+		}
+		return v
+	}
+	return fmt.Sprintf("%s, timeout %ds, every %ds, %d failures", what, orDefault(pr.TimeoutSeconds, 1), orDefault(pr.PeriodSeconds, 10), orDefault(pr.FailureThreshold, 3))
+}
+
+func specContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// containerOfField reads "spec.containers{app}" (an event's fieldPath).
+func containerOfField(fp string) string {
+	_, rest, ok := strings.Cut(fp, "{")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "}")
+	return name
+}
+
+// probeKill says whether the kubelet killed the group's container after
+// failed liveness or startup probes (its Killing and Unhealthy events), with
+// the probe's spec and the newest failure message: a SIGKILL exit 137 with
+// reason Error is such a kill or a stop that ignored SIGTERM, never an OOM
+// kill (that is reason OOMKilled).
+func probeKill(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, phrase string, ok bool) {
+	if p.Snapshot.Err(kube.WarningEventReads) != nil {
+		return "", "", false
+	}
+	x := kube.WarningEventsOf(p.Snapshot)
+	var failure *kube.Warning
+	for _, pod := range g.Pods {
+		for _, w := range x.AboutPod(pod) {
+			if c := containerOfField(w.FieldPath); c != "" && c != container {
+				continue
+			}
+			ec := kube.ClassifyEvent(w.Reason, w.Message)
+			if ec.Class != kube.EventLivenessKill && ec.Class != kube.EventStartupKill {
+				continue
+			}
+			if kind == "" {
+				kind = "liveness"
+				if ec.Class == kube.EventStartupKill {
+					kind = "startup"
+				}
+			}
+			if w.Reason == "Unhealthy" && (failure == nil || w.Last.After(failure.Last)) {
+				failure = w
+			}
+		}
+	}
+	if kind == "" {
+		return "", "", false
+	}
+	phrase = "the kubelet kills it after failed " + kind + " probes"
+	if pr := probeOf(specContainer(g.Pods[0], container), kind); pr != nil {
+		phrase += " (" + describeProbe(pr) + ")"
+	}
+	if failure != nil {
+		phrase += ": " + quote(failure.Message)
+		if failure.Count > 1 {
+			phrase += fmt.Sprintf(" (x%d)", failure.Count)
+		}
+	}
+	return kind, phrase, true
+}
+
+// readinessFailure quotes the newest readiness probe failure of the group.
+func readinessFailure(p *doctor.Pass, g *kube.OwnerProblem, container string) string {
+	if p.Snapshot.Err(kube.WarningEventReads) != nil {
+		return ""
+	}
+	x := kube.WarningEventsOf(p.Snapshot)
+	var newest *kube.Warning
+	for _, pod := range g.Pods {
+		for _, w := range x.AboutPod(pod) {
+			if c := containerOfField(w.FieldPath); c != "" && c != container {
+				continue
+			}
+			if kube.ClassifyEvent(w.Reason, w.Message).Class == kube.EventReadiness && (newest == nil || w.Last.After(newest.Last)) {
+				newest = w
+			}
+		}
+	}
+	s := ""
+	if pr := probeOf(specContainer(g.Pods[0], container), "readiness"); pr != nil {
+		s = " (" + describeProbe(pr) + ")"
+	}
+	if newest != nil {
+		s += ": " + quote(newest.Message)
+	}
+	return s
+}

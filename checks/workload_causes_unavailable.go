@@ -1,0 +1,122 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+)
+
+// reportUnavailable is the fallback: a Deployment, StatefulSet or
+// DaemonSet with fewer available replicas than desired for five minutes,
+// that no other rule of this check explained, is reported with the
+// evidence the cluster holds (newest Warning events of it, its
+// ReplicaSets and pods; its failing conditions) instead of a bare symptom.
+// Via names the objects another check may report as its cause (itself,
+// its pods' claims and nodes), so that finding takes it in.
+func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[string][]doctor.ObjectRef) {
+	own := kube.OwnersOf(p.Snapshot)
+	podsOf := map[string][]*corev1.Pod{}
+	for _, pod := range p.Snapshot.Pods() {
+		if w, ok := own.Top(pod); ok && !kube.Terminal(pod) {
+			podsOf[kube.OwnerKey(w)] = append(podsOf[kube.OwnerKey(w)], pod)
+		}
+	}
+	for w := range kube.TopWorkloads(p.Snapshot) {
+		key := kube.OwnerKey(w)
+		a := availabilityOf(w)
+		if !a.known || a.desired == 0 || a.available >= a.desired || reported[key] {
+			continue
+		}
+		pods := podsOf[key]
+		since := unavailableSince(w, pods)
+		if since.IsZero() || p.Now.Sub(since) < problemMinAge {
+			continue
+		}
+		if d, ok := w.Object.(*appsv1.Deployment); ok && (stuckRollout(d) != nil || rollingWithinDeadline(d, p.Now, since)) {
+			continue // reported as a stuck rollout, or still within its deadline
+		}
+		refs := []doctor.ObjectRef{w.Ref}
+		via := []doctor.ObjectRef{w.Ref}
+		conds := failingConditions(w.Object)
+		for _, rs := range p.Snapshot.ReplicaSets() {
+			if c := metav1.GetControllerOfNoCopy(&rs); c != nil && c.UID == w.Meta.UID && replicasOf(rs.Spec.Replicas) > 0 {
+				refs = append(refs, kube.Ref("apps/v1", "ReplicaSet", &rs))
+				conds = append(conds, failingConditions(&rs)...)
+			}
+		}
+		var notReady []*corev1.Pod
+		for _, pod := range pods {
+			if !kube.Ready(pod) {
+				notReady = append(notReady, pod)
+				conds = append(conds, failingConditions(pod)...)
+				via = append(via, kube.Ref("v1", "Pod", pod))
+				if pod.Spec.NodeName != "" {
+					via = append(via, kube.NodeRef(pod.Spec.NodeName))
+				}
+				for _, c := range kube.ClaimNames(&pod.Spec) {
+					via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: pod.Namespace, Name: c})
+				}
+			}
+		}
+		slices.Sort(conds)
+		conds = slices.Compact(conds)
+		ev := evidence(p, refs, notReady, conds)
+		msg := fmt.Sprintf("%s for %s", a, duration.HumanDuration(p.Now.Sub(since)))
+		switch {
+		case len(pods) == 0:
+			msg += ": it has no pod"
+		case len(notReady) > 0:
+			msg += fmt.Sprintf(": %s not ready and no container problem explains it", doctor.Plural(len(notReady), "pod is", "pods are"))
+		}
+		if len(ev) == 0 {
+			msg += "; no Warning event or failing condition says why"
+		}
+		var names []string
+		for _, pod := range notReady {
+			names = append(names, pod.Name)
+		}
+		rem := []doctor.Remediation{{Text: "read the workload's and its pods' events", Command: fmt.Sprintf("kubectl describe %s -n %s", w.KindName(), w.Ref.Namespace)}}
+		if len(notReady) > 0 {
+			rem = append(rem, doctor.Remediation{Text: "see one pod's state", Command: fmt.Sprintf("kubectl describe pod -n %s %s", w.Ref.Namespace, notReady[0].Name)})
+		}
+		f := doctor.Finding{Severity: severityFor(a), Object: w.Ref, Message: msg, Count: max(len(notReady), 1), Cause: "unavailable",
+			Examples: doctor.Examples(names), Evidence: ev, Via: via, Remediation: rem}
+		chain(&f, chained[key])
+		p.Report(f)
+	}
+}
+
+// unavailableSince is when the workload lost availability: its Available
+// condition's transition (Deployments), else when its oldest unready pod
+// stopped being ready (or was created), else zero (unknown).
+func unavailableSince(w *kube.Workload, pods []*corev1.Pod) time.Time {
+	if d, ok := w.Object.(*appsv1.Deployment); ok {
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && c.Status != corev1.ConditionTrue {
+				return c.LastTransitionTime.Time
+			}
+		}
+	}
+	var t time.Time
+	for _, pod := range pods {
+		since := kube.NotReadySince(pod)
+		if since.IsZero() {
+			continue // ready
+		}
+		if t.IsZero() || since.Before(t) {
+			t = since
+		}
+	}
+	if t.IsZero() && len(pods) == 0 && w.Meta != nil {
+		t = w.Meta.CreationTimestamp.Time // no pod at all
+	}
+	return t
+}

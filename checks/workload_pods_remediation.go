@@ -1,0 +1,138 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+)
+
+// suggestedLimit doubles a memory limit, rounded up to a whole Mi.
+func suggestedLimit(q *resource.Quantity) string {
+	mi := float64(q.Value()) * 2 / (1 << 20)
+	return fmt.Sprintf("%dMi", int64(math.Ceil(mi)))
+}
+
+// logsTarget is what kubectl logs takes: deploy/NAME when every pod of the
+// owner fails this way (kubectl picks any of them), else one failing pod.
+func logsTarget(g *kube.OwnerProblem, a availability) string {
+	if a.known && a.available == 0 && int32(len(g.Pods)) >= a.desired && !g.Owner.Daemon() {
+		switch g.Owner.Ref.Kind {
+		case "Deployment":
+			return "deploy/" + g.Owner.Ref.Name
+		case "StatefulSet":
+			return "sts/" + g.Owner.Ref.Name
+		case "ReplicaSet":
+			return "rs/" + g.Owner.Ref.Name
+		}
+	}
+	if g.Owner.Ref.Kind == "Job" {
+		return "job/" + g.Owner.Ref.Name
+	}
+	return "pod/" + g.Pods[0].Name
+}
+
+func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doctor.Remediation {
+	ex := g.Example()
+	ns := g.Owner.Ref.Namespace
+	target := logsTarget(g, a)
+	owner := g.Owner.KindName()
+	editable := g.Owner.Spec != nil && g.Owner.Ref.Kind != "Pod"
+	var rem []doctor.Remediation
+	switch g.Cause {
+	case kube.CrashLoop:
+		rem = append(rem, doctor.Remediation{Text: "read the crashed container's logs",
+			Command: fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)})
+		rem = append(rem, doctor.Remediation{Text: "see the exit codes and events of one pod",
+			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+	case kube.OOMKill:
+		if ex.MemoryLimit != nil && editable {
+			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("raise the memory limit (now %s) to what the container really uses", ex.MemoryLimit),
+				Command: fmt.Sprintf("kubectl set resources %s -n %s -c %s --limits=memory=%s", owner, ns, ex.Container, suggestedLimit(ex.MemoryLimit))})
+		} else if editable {
+			rem = append(rem, doctor.Remediation{Text: "request the memory the container uses, so the scheduler keeps room for it",
+				Command: fmt.Sprintf("kubectl set resources %s -n %s -c %s --requests=memory=<usage> --limits=memory=<usage+headroom>", owner, ns, ex.Container)})
+		}
+		rem = append(rem, doctor.Remediation{Text: "read what it did before it was killed",
+			Command: fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)})
+	case kube.ImagePull:
+		switch ex.Pull {
+		case kube.PullAccessDenied:
+			rem = append(rem, doctor.Remediation{Text: "give the pods credentials for the registry",
+				Command: fmt.Sprintf("kubectl create secret docker-registry regcred -n %s --docker-server=%s --docker-username=<user> --docker-password=<token>", ns, registryOf(ex.Image))})
+			if secrets := g.Pods[0].Spec.ImagePullSecrets; len(secrets) > 0 {
+				var names []string
+				for _, r := range secrets {
+					names = append(names, r.Name)
+				}
+				rem[len(rem)-1].Text = fmt.Sprintf("the pods already use imagePullSecrets %s: renew those credentials for the registry, or create one that works", strings.Join(names, ", "))
+			} else {
+				// A ServiceAccount's imagePullSecrets has no merge key: a merge
+				// patch would replace the secrets other workloads pull with.
+				sa := serviceAccountOf(g)
+				rem = append(rem, doctor.Remediation{Text: "and append it to the pods' service account's imagePullSecrets (this JSON patch keeps the ones it has)",
+					Command: fmt.Sprintf(`kubectl patch serviceaccount %s -n %s --type=json -p '[{"op":"add","path":"/imagePullSecrets/-","value":{"name":"regcred"}}]'`, sa, ns)},
+					doctor.Remediation{Text: "(when the service account has no imagePullSecrets yet, the patch above fails: create the list instead)",
+						Command: fmt.Sprintf(`kubectl patch serviceaccount %s -n %s --type=json -p '[{"op":"add","path":"/imagePullSecrets","value":[{"name":"regcred"}]}]'`, sa, ns)})
+			}
+			if k := g.Owner.Ref.Kind; k == "Deployment" || k == "StatefulSet" || k == "DaemonSet" {
+				rem = append(rem, doctor.Remediation{Text: "then recreate the pods so they pull with the credentials",
+					Command: fmt.Sprintf("kubectl rollout restart %s -n %s", owner, ns)})
+			}
+		case kube.PullUnreachable:
+			rem = append(rem, doctor.Remediation{Text: "check the node can resolve and reach the registry " + registryOf(ex.Image) + " (DNS, proxy, firewall, certificates)",
+				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+		default:
+			if editable {
+				rem = append(rem, doctor.Remediation{Text: "point the container at an image that exists",
+					Command: fmt.Sprintf("kubectl set image %s -n %s %s=<image:existing-tag>", owner, ns, ex.Container)})
+			}
+			rem = append(rem, doctor.Remediation{Text: "see the kubelet's pull errors",
+				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+		}
+	case kube.ConfigError:
+		switch {
+		case ex.MissingKind == "ConfigMap" && ex.MissingKey == "":
+			rem = append(rem, doctor.Remediation{Text: "create the ConfigMap the pods reference (or fix the reference)",
+				Command: fmt.Sprintf("kubectl create configmap %s -n %s --from-file=<path>", ex.MissingName, ns)})
+		case ex.MissingKind == "Secret" && ex.MissingKey == "":
+			rem = append(rem, doctor.Remediation{Text: "create the Secret the pods reference (or fix the reference)",
+				Command: fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=<key>=<value>", ex.MissingName, ns)})
+		case ex.MissingKey != "":
+			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("add key %s to %s %s (or fix the reference)", ex.MissingKey, strings.ToLower(ex.MissingKind), ex.MissingName),
+				Command: fmt.Sprintf("kubectl edit %s %s -n %s", strings.ToLower(ex.MissingKind), ex.MissingName, ns)})
+		}
+		rem = append(rem, doctor.Remediation{Text: "see the kubelet's error",
+			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+	case kube.NotStarted:
+		_, _, r := notStarted(p, g)
+		rem = append(rem, r...)
+	case kube.NotReady:
+		rem = append(rem, doctor.Remediation{Text: "see why the readiness probe fails (the events name it)",
+			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+		rem = append(rem, doctor.Remediation{Text: "read the container's logs",
+			Command: fmt.Sprintf("kubectl logs -n %s pod/%s -c %s", ns, g.Pods[0].Name, ex.Container)})
+	}
+	return rem
+}
+
+func serviceAccountOf(g *kube.OwnerProblem) string {
+	if sa := g.Pods[0].Spec.ServiceAccountName; sa != "" {
+		return sa
+	}
+	return "default"
+}
+
+// registryOf is the registry host of an image reference (docker.io when
+// the first path element is not a host).
+func registryOf(image string) string {
+	first, _, ok := strings.Cut(image, "/")
+	if ok && (strings.ContainsAny(first, ".:") || first == "localhost") {
+		return first
+	}
+	return "docker.io"
+}

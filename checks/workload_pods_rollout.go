@@ -1,0 +1,158 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+)
+
+func progressing(d *appsv1.Deployment) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == appsv1.DeploymentProgressing {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func stuckRollout(d *appsv1.Deployment) *appsv1.DeploymentCondition {
+	if c := progressing(d); c != nil && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+		return c
+	}
+	return nil
+}
+
+// rollingWithinDeadline: a rollout still making progress is not judged yet.
+func rollingWithinDeadline(d *appsv1.Deployment, now, since time.Time) bool {
+	c := progressing(d)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason == "NewReplicaSetAvailable" {
+		return false
+	}
+	deadline := 600 * time.Second
+	if d.Spec.ProgressDeadlineSeconds != nil {
+		deadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
+	}
+	return now.Sub(since) < deadline
+}
+
+// reportStuck reports a rollout past its progress deadline, with the new
+// ReplicaSet's pods' cause when there is one.
+func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondition, g *kube.OwnerProblem, h kube.WorkloadHistory, chained []doctor.ObjectRef) {
+	rev := d.Annotations[kube.RevisionAnnotation]
+	ref := "deployment/" + d.Name
+	// The condition's time is when the deadline passed, not when the
+	// rollout broke: say so, never "stuck for 17s" of a rollout broken
+	// for an hour.
+	passed := ""
+	if s := since(p.Now, c.LastTransitionTime); s != "" {
+		passed = " " + s + " ago"
+	}
+	msg := fmt.Sprintf("rollout of revision %s is stuck (ProgressDeadlineExceeded%s): %d of %d replicas updated, %d available",
+		orUnknown(rev), passed, d.Status.UpdatedReplicas, replicasOf(d.Spec.Replicas), d.Status.AvailableReplicas)
+	count := 1
+	var rem []doctor.Remediation
+	if g != nil {
+		a := availabilityOf(g.Owner)
+		verb, details := causeDetails(p, g)
+		msg += fmt.Sprintf("; its new pods are %s: %s", verb, details)
+		count = len(g.Pods)
+		rem = append(rem, remediationFor(p, g, a)...)
+	} else if c.Message != "" {
+		msg += "; " + c.Message
+	}
+	sev := doctor.Warning
+	if d.Status.AvailableReplicas == 0 && replicasOf(d.Spec.Replicas) > 0 && g != nil {
+		sev = doctor.Critical
+	}
+	if prev := previousRevision(h, rev); prev > 0 {
+		rem = append([]doctor.Remediation{{Text: fmt.Sprintf("roll back to revision %d if the change is bad", prev),
+			Command: fmt.Sprintf("kubectl rollout undo %s -n %s --to-revision=%d", ref, d.Namespace, prev)}}, rem...)
+		rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
+	}
+	var ev []string
+	if g == nil {
+		rem = append(rem, doctor.Remediation{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)})
+		// No container problem: quote what the new ReplicaSet and its
+		// pods were told (quota, scheduling, volumes), not the symptom.
+		refs := []doctor.ObjectRef{kube.Ref("apps/v1", "Deployment", d)}
+		var conds []string
+		var pods []*corev1.Pod
+		if rs := newReplicaSet(h, d); rs != "" {
+			refs = append(refs, doctor.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: d.Namespace, Name: rs})
+			for _, pod := range p.Snapshot.Pods() {
+				if pod.Namespace == d.Namespace && kube.PodController(pod) == rs && !kube.Ready(pod) {
+					pods = append(pods, pod)
+					conds = append(conds, failingConditions(pod)...)
+				}
+			}
+		}
+		slices.Sort(conds)
+		ev = evidence(p, refs, pods, slices.Compact(conds))
+	}
+	f := doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev}
+	if g == nil {
+		// No pod problem of ours explains it: pods the scheduler cannot
+		// place are the usual cause, and those checks report them on this
+		// Deployment. Fold into their finding; stand alone otherwise.
+		f.Via, f.ViaChecks = []doctor.ObjectRef{f.Object}, schedulingChecks
+	}
+	chain(&f, chained)
+	p.Report(f)
+}
+
+// previousRevision is the highest revision below the current one.
+func previousRevision(h kube.WorkloadHistory, current string) int64 {
+	var cur int64
+	if _, err := fmt.Sscan(current, &cur); err != nil {
+		return 0
+	}
+	var prev int64
+	for _, r := range h.Revisions {
+		if r.Revision < cur && r.Revision > prev {
+			prev = r.Revision
+		}
+	}
+	return prev
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// newReplicaSet is the name of the ReplicaSet of the Deployment's current revision.
+func newReplicaSet(h kube.WorkloadHistory, d *appsv1.Deployment) string {
+	for _, r := range h.Revisions {
+		if fmt.Sprint(r.Revision) == d.Annotations[kube.RevisionAnnotation] {
+			if name, ok := strings.CutPrefix(r.Source, "replicaset/"); ok {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// splitByReplicaSet splits a group into the pods of ReplicaSet rs and the others.
+func splitByReplicaSet(g *kube.OwnerProblem, rs string) (in, out *kube.OwnerProblem) {
+	for i, pod := range g.Pods {
+		dst := &out
+		if rs != "" && kube.PodController(pod) == rs {
+			dst = &in
+		}
+		if *dst == nil {
+			*dst = &kube.OwnerProblem{Owner: g.Owner, Bare: g.Bare, Cause: g.Cause}
+		}
+		(*dst).Pods = append((*dst).Pods, pod)
+		(*dst).Problems = append((*dst).Problems, g.Problems[i])
+	}
+	return in, out
+}

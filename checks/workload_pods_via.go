@@ -1,0 +1,20 @@
+package checks
+
+import "github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+
+// schedulingChecks report pods the scheduler cannot place on their top
+// owner: a rollout stuck for that reason is their finding.
+var schedulingChecks = []string{"unschedulable", "pending-taints"}
+
+// chainedOwnerVia are the checks whose findings name a workload as the broken
+// backend of an APIService or admission webhook: workload-pods' finding on
+// that workload folds into theirs, without raising their severity (they
+// weigh the impact: a webhook that fails open stays a warning).
+var chainedOwnerVia = []string{"apiservice-unavailable", "admission-webhooks"}
+
+// chain makes f a consequence of the APIServices or webhooks it breaks.
+func chain(f *doctor.Finding, chained []doctor.ObjectRef) {
+	if len(chained) > 0 {
+		f.Via, f.ViaChecks, f.ViaKeepsSeverity = chained, chainedOwnerVia, true
+	}
+}

@@ -1,0 +1,129 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
+)
+
+// podsPhrase is "3 pods" or "2 of 5 pods on nodes a, b" for a DaemonSet.
+func podsPhrase(g *kube.OwnerProblem, a availability) string {
+	s := doctor.Plural(len(g.Pods), "pod", "pods")
+	if g.Bare && len(g.Pods) > 1 {
+		var names []string
+		for _, p := range g.Pods {
+			names = append(names, p.Name)
+		}
+		return fmt.Sprintf("%d bare pods in namespace %s (%s)", len(g.Pods), g.Owner.Ref.Namespace, strings.Join(doctor.Examples(names), ", "))
+	}
+	if g.Owner.Daemon() {
+		nodes := g.Nodes()
+		if a.desired > int32(len(g.Pods)) {
+			s = fmt.Sprintf("%d of %d pods", len(g.Pods), a.desired)
+		}
+		if len(nodes) > 0 {
+			s += fmt.Sprintf(" (on %s: %s)", doctor.Plural(len(nodes), "node", "nodes"), strings.Join(doctor.Examples(nodes), ", "))
+		}
+	}
+	return s
+}
+
+func containerPhrase(g *kube.OwnerProblem) string {
+	cs := g.Containers()
+	ex := g.Example()
+	kind := "container"
+	if ex.Init {
+		kind = "init container"
+	}
+	if len(cs) > 1 {
+		return fmt.Sprintf("containers %s", strings.Join(cs, ", "))
+	}
+	return kind + " " + cs[0]
+}
+
+func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
+	ex := g.Example()
+	cp := containerPhrase(g)
+	switch g.Cause {
+	case kube.CrashLoop:
+		details = fmt.Sprintf("%s restarted %s", cp, doctor.Plural(int(ex.Restarts), "time", "times"))
+		if ex.Last != nil {
+			details += ", last " + terminationWords(ex.Last)
+			if ex.Last.Message != "" {
+				details += "; last termination message: " + quote(ex.Last.Message)
+			}
+		}
+		if _, phrase, ok := probeKill(p, g, ex.Container); ok {
+			return "crash-looping", details + "; " + phrase
+		}
+		return "crash-looping", details
+	case kube.NotStarted:
+		details, _, _ = notStarted(p, g)
+		return "not starting", details
+	case kube.OOMKill:
+		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts"))
+		return "OOM-killed", details
+	case kube.ImagePull:
+		pull, event := pullFromEvents(p, g, ex)
+		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(pull))
+		switch {
+		case event != "":
+			details += " (" + ex.Reason + "; the kubelet's newest pull error: " + quote(event) + ")"
+		case ex.Message != "":
+			details += " (" + ex.Reason + ": " + quote(ex.Message) + ")"
+		default:
+			details += " (" + ex.Reason + ")"
+		}
+		if pull == kube.PullAccessDenied || pull == kube.PullAmbiguous || pull == kube.PullUnknown {
+			details += fmt.Sprintf("; registry %s, %s", registryOf(ex.Image), pullSecretsPhrase(g.Pods[0]))
+		}
+		return "unable to pull the image", details
+	case kube.ConfigError:
+		if m := missingWords(ex); m != "" {
+			details = fmt.Sprintf("%s cannot be created: %s does not exist (%s)", cp, m, ex.Reason)
+		} else {
+			details = fmt.Sprintf("%s cannot be created (%s: %s)", cp, ex.Reason, quote(ex.Message))
+		}
+		return "unable to start", details
+	case kube.NotReady:
+		return "running but not ready", fmt.Sprintf("%s fails its readiness probe%s, so the pods receive no Service traffic", cp, readinessFailure(p, g, ex.Container))
+	}
+	return string(g.Cause), ""
+}
+
+func pullPhrase(f kube.PullFailure) string {
+	switch f {
+	case kube.PullNotFound:
+		return "is not found: the tag or repository does not exist"
+	case kube.PullAccessDenied:
+		return "is refused: access denied (credentials or imagePullSecrets)"
+	case kube.PullAmbiguous:
+		return "is refused: the repository does not exist or needs credentials (the registry does not say which)"
+	case kube.PullRateLimited:
+		return "cannot be pulled: the registry rate-limits the node's pulls (toomanyrequests)"
+	case kube.PullUnreachable:
+		return "cannot be fetched: the registry is unreachable"
+	case kube.PullInvalidName:
+		return "is not a valid image reference"
+	case kube.PullNever:
+		return "is not on the node and imagePullPolicy is Never"
+	}
+	return "cannot be pulled"
+}
+
+func memoryPhrase(p kube.ContainerProblem) string {
+	if p.MemoryLimit == nil {
+		s := "no memory limit: the node ran out of memory"
+		if p.MemoryRequest != nil {
+			s += ", request " + p.MemoryRequest.String()
+		}
+		return s
+	}
+	s := "limit " + p.MemoryLimit.String()
+	if p.MemoryRequest != nil {
+		s += ", request " + p.MemoryRequest.String()
+	}
+	return s
+}
