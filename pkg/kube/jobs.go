@@ -118,6 +118,9 @@ func newCronJobIndex(cjs []batchv1.CronJob) *CronJobIndex {
 // scheduled minute), so a run whose owner reference was removed still
 // counts.
 func (x *CronJobIndex) RunOf(j *batchv1.Job) *batchv1.CronJob {
+	// minRunSuffix: the scheduled minute since the epoch has 8 digits
+	// (until the year 2160); "backup-1" is not a run of backup.
+	const minRunSuffix = 8
 	if c := metav1.GetControllerOfNoCopy(j); c != nil {
 		if c.Kind != "CronJob" {
 			return nil
@@ -128,7 +131,7 @@ func (x *CronJobIndex) RunOf(j *batchv1.Job) *batchv1.CronJob {
 		return x.byName[j.Namespace+"/"+c.Name]
 	}
 	i := strings.LastIndexByte(j.Name, '-')
-	if i <= 0 || i == len(j.Name)-1 || strings.Trim(j.Name[i+1:], "0123456789") != "" {
+	if i <= 0 || len(j.Name)-i-1 < minRunSuffix || strings.Trim(j.Name[i+1:], "0123456789") != "" {
 		return nil
 	}
 	return x.byName[j.Namespace+"/"+j.Name[:i]]

@@ -86,6 +86,7 @@ func TestRunOf(t *testing.T) {
 		{"no controller: name pattern", job("ops", "backup-29410260", "", "", ""), "ops/backup"},
 		{"no controller: suffix not numeric", job("ops", "backup-manual", "", "", ""), ""},
 		{"no controller: no suffix", job("ops", "backup-", "", "", ""), ""},
+		{"no controller: a short number is a hand-made Job", job("ops", "backup-1", "", "", ""), ""},
 		{"no controller: other namespace", job("dev", "backup-29410260", "", "", ""), ""},
 	} {
 		got := ""
@@ -110,7 +111,9 @@ func TestOwnersClimbToCronJob(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: name,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: &ctl}}}}
 	}
-	s, err := snapshot.FromObjects(cj, owned, orphan, pod("a", owned), pod("b", orphan))
+	// A hand-made Job whose name only looks like a run is its own workload.
+	manual := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "backup-2", UID: "j3"}}
+	s, err := snapshot.FromObjects(cj, owned, orphan, manual, pod("a", owned), pod("b", orphan))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +123,13 @@ func TestOwnersClimbToCronJob(t *testing.T) {
 			t.Errorf("pod %s: top %v", p.Name, w.Ref)
 		}
 	}
+	var jobs []string
 	for w := range TopWorkloads(s) {
 		if w.Ref.Kind == "Job" {
-			t.Errorf("%s is a run of a CronJob, not a top workload", w.Ref.Name)
+			jobs = append(jobs, w.Ref.Name)
 		}
+	}
+	if len(jobs) != 1 || jobs[0] != "backup-2" {
+		t.Errorf("top-level Jobs %v, want only the hand-made backup-2 (the others are runs of the CronJob)", jobs)
 	}
 }
