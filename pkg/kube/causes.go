@@ -89,7 +89,6 @@ var (
 	limitRatio      = regexp.MustCompile(`(\S+) max limit to request ratio per (Container|Pod) is (\S+), but provided ratio is (\S+)`)
 	podSecurity     = regexp.MustCompile(`violates PodSecurity "([^"]+)": (.+)$`)
 	webhookDenied   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request:? ?(.*)$`)
-	webhookFailed   = regexp.MustCompile(`failed calling webhook "([^"]+)": (.+)$`)
 	serviceAccount  = regexp.MustCompile(`serviceaccount "([^"]+)" not found`)
 	probeFailed     = regexp.MustCompile(`^(Liveness|Readiness|Startup) probe (?:failed|errored)`)
 	probeKilled     = regexp.MustCompile(`^Container (\S+) failed (liveness|startup) probe, will be restarted`)
@@ -199,8 +198,8 @@ func ClassifyAdmission(msg string) EventCause {
 	if g := webhookDenied.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventWebhookDenied, Subject: g[1]}
 	}
-	if g := webhookFailed.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventWebhookFailed, Subject: g[1]}
+	if name, _, ok := FailedWebhook(body); ok {
+		return EventCause{Class: EventWebhookFailed, Subject: name}
 	}
 	if g := serviceAccount.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventServiceAccount, Subject: g[1]}
