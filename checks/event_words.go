@@ -123,3 +123,11 @@ func declares(spec *corev1.PodSpec, resource string) string {
 	}
 	return s
 }
+
+// sandboxShort names a sandbox failure's cause in a workload's finding.
+var sandboxShort = map[kube.SandboxCause]string{
+	kube.SandboxIPExhausted:    "pod IPs exhausted",
+	kube.SandboxCNINotReady:    "CNI not ready",
+	kube.SandboxRuntimeTimeout: "runtime timeout",
+	kube.SandboxOther:          "runtime error",
+}

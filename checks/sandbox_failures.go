@@ -88,37 +88,17 @@ or a hung CNI plugin: read the runtime's journal.
 
 const sandboxCritical = 10 // stuck pods on one node
 
-type sandboxCause int
+// sandboxCause is kube.SandboxCause, with the words of this check.
+type sandboxCause kube.SandboxCause
 
 const (
-	causeIPExhausted sandboxCause = iota
-	causeCNINotReady
-	causeRuntimeTimeout
-	causeOther
+	causeIPExhausted    = sandboxCause(kube.SandboxIPExhausted)
+	causeCNINotReady    = sandboxCause(kube.SandboxCNINotReady)
+	causeRuntimeTimeout = sandboxCause(kube.SandboxRuntimeTimeout)
+	causeOther          = sandboxCause(kube.SandboxOther)
 )
 
-var sandboxCauseMarkers = []struct {
-	cause   sandboxCause
-	markers []string
-}{
-	{causeIPExhausted, []string{"failed to assign an ip address", "no available ip addresses", "failed to allocate for range",
-		"no ip addresses available", "range is full"}},
-	{causeCNINotReady, []string{"cni plugin not initialized", "failed to find plugin", "network plugin is not ready",
-		"cni config uninitialized", "error received from addnetwork grpc call"}},
-	{causeRuntimeTimeout, []string{"context deadline exceeded"}},
-}
-
-func classifySandboxFailure(msg string) sandboxCause {
-	m := strings.ToLower(msg)
-	for _, c := range sandboxCauseMarkers {
-		for _, marker := range c.markers {
-			if strings.Contains(m, marker) {
-				return c.cause
-			}
-		}
-	}
-	return causeOther
-}
+func classifySandboxFailure(msg string) sandboxCause { return sandboxCause(kube.ClassifySandbox(msg)) }
 
 func (c sandboxCause) because() string {
 	switch c {

@@ -82,7 +82,7 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 		}
 		rem = append(rem, describe)
 	case kube.EventSandbox:
-		details = fmt.Sprintf("node %s cannot create the pod sandbox: %s (%s)", pod.Spec.NodeName, ec.Subject, quoted)
+		details = fmt.Sprintf("node %s cannot create the pod sandbox: %s (%s)", pod.Spec.NodeName, sandboxShort[ec.Sandbox], quoted)
 		via = append(via, kube.NodeRef(pod.Spec.NodeName))
 		rem = append(rem, describe)
 	default:

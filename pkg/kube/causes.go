@@ -60,6 +60,8 @@ type EventCause struct {
 	// Eviction is the eviction the message describes (EventEvicted); nil
 	// when its shape is not known.
 	Eviction *Eviction
+	// Sandbox is why the pod sandbox failed (EventSandbox).
+	Sandbox SandboxCause
 }
 
 // QuotaUse is an exhausted ResourceQuota's report, as the API server
@@ -128,7 +130,7 @@ func ClassifyEvent(reason, message string) EventCause {
 		}
 		return c
 	case "FailedCreatePodSandBox", "FailedKillPodSandBox", "FailedPodSandBoxStatus":
-		return EventCause{Class: EventSandbox, Subject: classifySandbox(m)}
+		return EventCause{Class: EventSandbox, Sandbox: ClassifySandbox(m)}
 	case "Unhealthy":
 		if g := probeFailed.FindStringSubmatch(m); g != nil {
 			switch g[1] {
@@ -210,17 +212,43 @@ func ClassifyAdmission(msg string) EventCause {
 	return EventCause{Class: EventOther}
 }
 
-func classifySandbox(m string) string {
-	l := strings.ToLower(m)
-	switch {
-	case containsAny(l, []string{"failed to assign an ip", "no available ip", "range is full", "no ip addresses available", "failed to allocate for range"}):
-		return "pod IPs exhausted"
-	case containsAny(l, []string{"cni plugin not initialized", "failed to find plugin", "network plugin is not ready", "cni config uninitialized"}):
-		return "CNI not ready"
-	case strings.Contains(l, "context deadline exceeded"):
-		return "runtime timeout"
+// SandboxCause is why the runtime could not create or keep a pod sandbox,
+// read from the kubelet's FailedCreatePodSandBox (and kill/status) message.
+type SandboxCause int
+
+const (
+	// SandboxIPExhausted: the CNI's IP pool has no address left.
+	SandboxIPExhausted SandboxCause = iota
+	// SandboxCNINotReady: the node's CNI plugin is missing or uninitialised.
+	SandboxCNINotReady
+	// SandboxRuntimeTimeout: the runtime or the CNI call timed out.
+	SandboxRuntimeTimeout
+	// SandboxOther: any other runtime error.
+	SandboxOther
+)
+
+// sandboxMarkers are lower-case phrases of the runtimes' and CNI plugins'
+// messages, in the order they are tried.
+var sandboxMarkers = []struct {
+	cause   SandboxCause
+	markers []string
+}{
+	{SandboxIPExhausted, []string{"failed to assign an ip", "no available ip", "failed to allocate for range",
+		"no ip addresses available", "range is full"}},
+	{SandboxCNINotReady, []string{"cni plugin not initialized", "failed to find plugin", "network plugin is not ready",
+		"cni config uninitialized", "error received from addnetwork grpc call"}},
+	{SandboxRuntimeTimeout, []string{"context deadline exceeded"}},
+}
+
+// ClassifySandbox reads a sandbox failure's message.
+func ClassifySandbox(message string) SandboxCause {
+	l := strings.ToLower(message)
+	for _, c := range sandboxMarkers {
+		if containsAny(l, c.markers) {
+			return c.cause
+		}
 	}
-	return "runtime error"
+	return SandboxOther
 }
 
 // classifyPullMessage decides an image pull failure from the decisive
