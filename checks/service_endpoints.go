@@ -112,9 +112,6 @@ INFO
 - https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/`,
 }
 
-// notReadyGrace: pods of a rollout in progress get this long to become ready.
-const notReadyGrace = 5 * time.Minute
-
 func runServiceEndpoints(p *doctor.Pass) error {
 	svcs := p.Snapshot.Services()
 	index := kube.ServicesOf(p.Snapshot)
@@ -241,17 +238,18 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 	var since time.Time
 	phases := map[string]int{}
 	for _, pod := range live {
-		ready, t := kube.PodReady(pod)
-		if ready {
-			// The EndpointSlices lag behind: a ready pod serves soon.
+		t := kube.NotReadySince(pod)
+		if t.IsZero() {
+			// Ready: the EndpointSlices lag behind, a ready pod serves soon.
 			return
 		}
-		if since.IsZero() || t.Time.Before(since) {
-			since = t.Time
+		if since.IsZero() || t.Before(since) {
+			since = t
 		}
 		phases[string(pod.Status.Phase)]++
 	}
-	if since.IsZero() || p.Now.Sub(since) < notReadyGrace {
+	// Pods of a rollout in progress get kube.NotReadyAfter to become ready.
+	if since.IsZero() || p.Now.Sub(since) < kube.NotReadyAfter {
 		return
 	}
 	var ph []string

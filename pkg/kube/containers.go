@@ -208,9 +208,10 @@ func problemSince(pod *corev1.Pod, init bool) time.Time {
 // NotReadySince is when the pod stopped being ready: its Ready condition's
 // last transition to not True; for a pod whose status does not date it
 // (no Ready condition yet), when it started, else when it was created.
-// Zero for a ready pod. Every "not ready for N minutes" is measured from
-// it, never from a container's start: a container that restarted is no
-// more ready than before.
+// Zero for a ready pod. Every "the pod has not been ready for N minutes"
+// is measured from it. A container's own NotReady cause starts its
+// NotReadyAfter allowance at the container's last start when that is later
+// (containerProblem): a container that just restarted is starting again.
 func NotReadySince(pod *corev1.Pod) time.Time {
 	if Ready(pod) {
 		return time.Time{}
