@@ -323,10 +323,7 @@ func podCause(pods []*corev1.Pod) string {
 					out += ", reason " + t.Reason
 				}
 				if msg := strings.TrimSpace(t.Message); msg != "" {
-					if len(msg) > 200 {
-						msg = msg[:200] + "..."
-					}
-					out += ": " + msg
+					out += ": " + clipLine(msg, 200)
 				}
 				return out
 			}
@@ -338,10 +335,7 @@ func podCause(pods []*corev1.Pod) string {
 		if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason != "" {
 			out := fmt.Sprintf("; its pod %s failed before any container ran: %s", pod.Name, pod.Status.Reason)
 			if msg := strings.TrimSpace(pod.Status.Message); msg != "" {
-				if len(msg) > 200 {
-					msg = msg[:200] + "..."
-				}
-				out += ": " + msg
+				out += ": " + clipLine(msg, 200)
 			}
 			return out
 		}

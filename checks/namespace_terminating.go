@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -153,7 +154,7 @@ func runNamespaceStuckTerminating(p *doctor.Pass) error {
 		}
 		p.Report(doctor.Finding{
 			Severity: sev,
-			Object:   doctor.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: ns.Name},
+			Object:   kube.NamespaceRef(ns.Name),
 			Message: fmt.Sprintf("namespace %s has been terminating for %s: %s", ns.Name, since(p.Now, *ns.DeletionTimestamp),
 				strings.Join(causes, "; ")),
 			Remediation: rem,

@@ -93,7 +93,7 @@ func runRolloutHistory(p *doctor.Pass) error {
 		refs := missing[ns]
 		p.Report(doctor.Finding{
 			Severity: doctor.Info,
-			Object:   doctor.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: ns},
+			Object:   kube.NamespaceRef(ns),
 			Message: fmt.Sprintf("%s in namespace %s %s no %s annotation on the newest revision: the rollout history cannot say what changed",
 				doctor.Plural(len(refs), "workload", "workloads"), ns, map[bool]string{true: "has", false: "have"}[len(refs) == 1], kube.ChangeCauseAnnotation),
 			Count:    len(refs),

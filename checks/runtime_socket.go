@@ -194,7 +194,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 		}
 		p.Report(doctor.Finding{
 			Severity: doctor.Info,
-			Object:   doctor.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: ns},
+			Object:   kube.NamespaceRef(ns),
 			Message: fmt.Sprintf("%s in namespace %s %s host-level access to the container runtime through a hostPath socket: %s; whoever controls %s controls every container on %s nodes",
 				doctor.Plural(len(ws), "workload", "workloads"), ns, map[bool]string{true: "has", false: "have"}[len(ws) == 1],
 				strings.Join(listed, ", "), map[bool]string{true: "it", false: "them"}[len(ws) == 1], map[bool]string{true: "its", false: "their"}[len(ws) == 1]),

@@ -19,8 +19,8 @@ var providerPoolLabels = []string{
 	"node.kubernetes.io/pool",
 }
 
-// poolLabels are providerPoolLabels plus the instance type, node-drift's
-// fallback for fleets without a pool label.
+// poolLabels are providerPoolLabels plus the instance type, the fallback
+// grouping for fleets without a pool label.
 var poolLabels = append(slices.Clone(providerPoolLabels), "node.kubernetes.io/instance-type")
 
 // ProviderPool is the node's provider pool label and value, if it has one.

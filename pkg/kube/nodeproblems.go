@@ -51,7 +51,7 @@ func ProblemCondition(t corev1.NodeConditionType) (NodeProblem, bool) {
 	return NodeProblem{}, false
 }
 
-// Taint classes, as `kubectl doctor taints` prints them.
+// Taint classes: what a taint says about its node.
 const (
 	TaintProblem      = "problem"       // Kubernetes marks an unhealthy node
 	TaintCordon       = "cordon"        // kubectl cordon
