@@ -1,12 +1,14 @@
 package checks
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -142,7 +144,7 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 				problems = append(problems, "it intercepts pods in kube-system: "+namespaceScope(w))
 			}
 			rem = append(rem, doctor.Remediation{Text: "exclude kube-system too (and the webhook's own namespace), keeping its other selectors",
-				Command: fmt.Sprintf(`kubectl patch %s %s --type=json -p '%s'`, w.KubectlKind(), w.Config.Name, w.ExcludeKubeSystemPatch())})
+				Command: fmt.Sprintf(`kubectl patch %s %s --type=json -p '%s'`, w.KubectlKind(), w.Config.Name, excludeKubeSystemPatch(w))})
 		}
 		if harm != "" {
 			problems = append(problems, harm)
@@ -203,4 +205,24 @@ func namespaceScope(w kube.Webhook) string {
 		return fmt.Sprintf("its namespaceSelector excludes %s but not kube-system", strings.Join(excluded, ", "))
 	}
 	return fmt.Sprintf("its namespaceSelector (%s) matches kube-system", metav1.FormatLabelSelector(sel))
+}
+
+// excludeKubeSystemPatch is a JSON patch that excludes kube-system from the
+// webhook without widening it: with no namespaceSelector it adds one; with
+// one it adds a matchExpressions entry (selector terms are ANDed), creating
+// the list when the selector has none. It never replaces what is there.
+func excludeKubeSystemPatch(w kube.Webhook) string {
+	expr := map[string]any{"key": corev1.LabelMetadataName, "operator": "NotIn", "values": []string{"kube-system"}}
+	var op map[string]any
+	base := fmt.Sprintf("/webhooks/%d/namespaceSelector", w.Index)
+	switch sel := w.NamespaceSelector; {
+	case sel == nil:
+		op = map[string]any{"op": "add", "path": base, "value": map[string]any{"matchExpressions": []any{expr}}}
+	case len(sel.MatchExpressions) == 0:
+		op = map[string]any{"op": "add", "path": base + "/matchExpressions", "value": []any{expr}}
+	default:
+		op = map[string]any{"op": "add", "path": base + "/matchExpressions/-", "value": expr}
+	}
+	b, _ := json.Marshal([]any{op})
+	return string(b)
 }

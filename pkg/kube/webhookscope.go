@@ -1,8 +1,6 @@
 package kube
 
 import (
-	"encoding/json"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,26 +28,6 @@ func (w Webhook) ExcludedNamespaces() []string {
 	}
 	sort.Strings(excluded)
 	return excluded
-}
-
-// ExcludeKubeSystemPatch is a JSON patch that excludes kube-system from the
-// webhook without widening it: with no namespaceSelector it adds one; with
-// one it adds a matchExpressions entry (selector terms are ANDed), creating
-// the list when the selector has none. It never replaces what is there.
-func (w Webhook) ExcludeKubeSystemPatch() string {
-	expr := map[string]any{"key": namespaceNameLabel, "operator": "NotIn", "values": []string{"kube-system"}}
-	var op map[string]any
-	base := fmt.Sprintf("/webhooks/%d/namespaceSelector", w.Index)
-	switch sel := w.NamespaceSelector; {
-	case sel == nil:
-		op = map[string]any{"op": "add", "path": base, "value": map[string]any{"matchExpressions": []any{expr}}}
-	case len(sel.MatchExpressions) == 0:
-		op = map[string]any{"op": "add", "path": base + "/matchExpressions", "value": []any{expr}}
-	default:
-		op = map[string]any{"op": "add", "path": base + "/matchExpressions/-", "value": expr}
-	}
-	b, _ := json.Marshal([]any{op})
-	return string(b)
 }
 
 // webhookInError finds the webhook a failed request names.
