@@ -93,10 +93,7 @@ func webhookConfigs(s *snapshot.Snapshot) map[string]doctor.ObjectRef {
 }
 
 func reportWebhookMetrics(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
-	failOpen := kube.SumBy(mf["apiserver_admission_webhook_fail_open_count"], "name", nil)
-	callErrors := kube.SumBy(mf["apiserver_admission_webhook_rejection_count"], "name", func(l map[string]string) bool {
-		return l["error_type"] == "calling_webhook_error"
-	})
+	failOpen, callErrors := kube.WebhookFailures(mf)
 	count, sum := map[string]float64{}, map[string]float64{}
 	if fam := mf["apiserver_admission_webhook_admission_duration_seconds"]; fam != nil {
 		for _, m := range fam.GetMetric() {

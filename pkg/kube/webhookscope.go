@@ -1,6 +1,7 @@
 package kube
 
 import (
+	dto "github.com/prometheus/client_model/go"
 	"regexp"
 	"sort"
 	"strings"
@@ -71,15 +72,12 @@ func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
 				out[name] = h
 			}
 		}
-		mf := s.Metrics()
-		for name, v := range SumBy(mf["apiserver_admission_webhook_fail_open_count"], "name", nil) {
+		failedOpen, refused := WebhookFailures(s.Metrics())
+		for name, v := range failedOpen {
 			h := out[name]
 			h.FailedOpen += v
 			out[name] = h
 		}
-		refused := SumBy(mf["apiserver_admission_webhook_rejection_count"], "name", func(l map[string]string) bool {
-			return l["error_type"] == "calling_webhook_error"
-		})
 		for name, v := range refused {
 			h := out[name]
 			h.Refused += v
@@ -87,4 +85,15 @@ func WebhookHarms(s *snapshot.Snapshot) map[string]WebhookHarm {
 		}
 		return out
 	})
+}
+
+// WebhookFailures reads the API server's counters of webhook calls that
+// failed, by webhook name, since it started: requests let through because
+// the webhook failed open, and requests rejected because calling it failed.
+func WebhookFailures(mf map[string]*dto.MetricFamily) (failedOpen, refused map[string]float64) {
+	failedOpen = SumBy(mf["apiserver_admission_webhook_fail_open_count"], "name", nil)
+	refused = SumBy(mf["apiserver_admission_webhook_rejection_count"], "name", func(l map[string]string) bool {
+		return l["error_type"] == "calling_webhook_error"
+	})
+	return failedOpen, refused
 }
