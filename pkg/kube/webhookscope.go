@@ -1,11 +1,11 @@
 package kube
 
 import (
-	dto "github.com/prometheus/client_model/go"
 	"regexp"
 	"sort"
 	"strings"
 
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
