@@ -127,7 +127,8 @@ type fleetTarget struct {
 // never stops the others. It prints one merged report and exits by the
 // worst cluster (decide): 1 when any finding of any cluster is at or above
 // --fail-on, else 2 when a cluster's scan is incomplete or failed (unless
-// --allow-incomplete), else 0. --require-complete does not apply.
+// --allow-incomplete), else, with --require-complete, 2, 4 or 3 by the worst
+// gap of any cluster (decide), else 0.
 func (o *ScanOptions) runFleet(ctx context.Context) error {
 	start := time.Now()
 	targets, err := o.fleetTargets()
@@ -172,7 +173,31 @@ func (o *ScanOptions) runFleet(ctx context.Context) error {
 			}
 		}
 	}
-	return decide(outcome{Fails: f.Fails(o.failOn), Incomplete: report.Esc(f.IncompleteSummary()), AllowIncomplete: o.AllowIncomplete}).exit(o.ErrOut)
+	gaps, coverage := fleetCoverage(results)
+	return decide(outcome{Fails: f.Fails(o.failOn), Incomplete: report.Esc(f.IncompleteSummary()), AllowIncomplete: o.AllowIncomplete,
+		RequireComplete: o.RequireComplete, Gaps: gaps, Coverage: report.Esc(coverage)}).exit(o.ErrOut)
+}
+
+// fleetCoverage is what --require-complete judges in a fleet: the causes of
+// every cluster's gaps, and the coverage line of each cluster that has
+// some, named ("prod: 1 problem found by ...; dev: ...").
+func fleetCoverage(results []doctor.ClusterResult) (map[string]bool, string) {
+	gaps := map[string]bool{}
+	var lines []string
+	for _, r := range results {
+		if r.Report == nil {
+			continue
+		}
+		causes := r.Report.GapCauses()
+		for c := range causes {
+			gaps[c] = true
+		}
+		if len(causes) > 0 {
+			lines = append(lines, r.Name+": "+r.Report.CoverageLine())
+		}
+	}
+	sort.Strings(lines)
+	return gaps, strings.Join(lines, "; ")
 }
 
 // safeScan runs one cluster's scan; a panic in it is that cluster's error.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,6 +47,34 @@ func TestOfflineFleetRun(t *testing.T) {
 	errOut.Reset()
 	if code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, []string{"--from", from, "--allow-incomplete"}); code != ExitOK {
 		t.Errorf("--allow-incomplete: exit %d", code)
+	}
+}
+
+// TestFleetRequireComplete: --require-complete judges every cluster of a
+// fleet as it judges one scan: two partial captures exit 3 (the input lacks
+// data), naming each cluster's coverage; without the flag they pass.
+func TestFleetRequireComplete(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile(podsAndReplicaSets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"--from", a + "," + b, "--fail-on", "never"}
+	if code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, args); code != ExitOK {
+		t.Errorf("without --require-complete: exit %d, want 0\n%s", code, errOut.String())
+	}
+	errOut.Reset()
+	code := Execute(context.Background(), genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, append(args, "--require-complete"))
+	if code != ExitInputLacksData || !strings.Contains(errOut.String(), "error: --require-complete: the input lacks data: a: 1 problem found by ") ||
+		!strings.Contains(errOut.String(), "; b: 1 problem found by ") {
+		t.Errorf("--require-complete: exit %d, want 3, stderr:\n%s", code, errOut.String())
 	}
 }
 
