@@ -94,8 +94,11 @@ func runNodePodCapacity(p *doctor.Pass) error {
 	full := func(name string) bool { l := loads[name]; return l != nil && l.used >= l.max }
 	for i := range pods {
 		pod := pods[i]
-		_, cond, ok := kube.UnschedulableSince(pod)
-		if !ok {
+		start, cond, ok := kube.UnschedulableSince(pod)
+		// Waiting counts after kube.UnschedulableGrace, as in the other
+		// scheduling checks: a pod the scheduler retries for seconds
+		// during a scale-up is not yet waiting on a full node.
+		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
 			continue
 		}
 		tooMany := strings.Contains(cond.Message, "Too many pods")
