@@ -123,7 +123,7 @@ func problemSummary(p kube.ContainerProblem) string {
 		}
 		return s
 	case kube.ImagePull:
-		return fmt.Sprintf("cannot pull image %s: %s", p.Image, p.Pull)
+		return fmt.Sprintf("cannot pull image %s: %s", p.Image, pullShort[p.Pull])
 	case kube.ConfigError:
 		if m := missingWords(p); m != "" {
 			return fmt.Sprintf("cannot start: %s does not exist", m)
@@ -133,4 +133,16 @@ func problemSummary(p kube.ContainerProblem) string {
 		return "is running but not ready"
 	}
 	return string(p.Cause)
+}
+
+// pullShort names an image pull failure in a container's problem.
+var pullShort = map[kube.PullFailure]string{
+	kube.PullNotFound:     "not found",
+	kube.PullAccessDenied: "access denied",
+	kube.PullAmbiguous:    "not found or access denied",
+	kube.PullRateLimited:  "rate limited",
+	kube.PullUnreachable:  "registry unreachable",
+	kube.PullInvalidName:  "invalid image name",
+	kube.PullNever:        "not present with imagePullPolicy Never",
+	kube.PullUnknown:      "failing",
 }

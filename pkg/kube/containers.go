@@ -38,20 +38,24 @@ const (
 )
 
 // PullFailure tells image pull failures apart by what the waiting message says.
-type PullFailure string
+type PullFailure int
 
 const (
-	PullNotFound     PullFailure = "not found"
-	PullAccessDenied PullFailure = "access denied"
+	// PullNone: not an image pull failure (the zero value).
+	PullNone PullFailure = iota
+	// PullUnknown: the message says nothing decisive (a bare back-off).
+	PullUnknown
+	PullNotFound
+	PullAccessDenied
 	// PullAmbiguous: Docker Hub's "repository does not exist or may require
 	// 'docker login'" says the same for a missing repository and missing
 	// credentials; it is never called a missing tag alone.
-	PullAmbiguous   PullFailure = "not found or access denied"
-	PullRateLimited PullFailure = "rate limited"
-	PullUnreachable PullFailure = "registry unreachable"
-	PullInvalidName PullFailure = "invalid image name"
-	PullNever       PullFailure = "not present with imagePullPolicy Never"
-	PullUnknown     PullFailure = "failing"
+	PullAmbiguous
+	PullRateLimited
+	PullUnreachable
+	PullInvalidName
+	// PullNever: the image is not on the node and imagePullPolicy is Never.
+	PullNever
 )
 
 // Termination is a container's last termination.

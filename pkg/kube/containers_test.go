@@ -25,7 +25,7 @@ func TestClassifyPull(t *testing.T) {
 		{"ImagePullBackOff", `Back-off pulling image "a:1"`, PullUnknown},
 	} {
 		if got := ClassifyPull(tc.reason, tc.msg); got != tc.want {
-			t.Errorf("ClassifyPull(%s, %q) = %s, want %s", tc.reason, tc.msg, got, tc.want)
+			t.Errorf("ClassifyPull(%s, %q) = %d, want %d", tc.reason, tc.msg, got, tc.want)
 		}
 	}
 }
