@@ -31,7 +31,7 @@ func (o *Options) PrintStats(w io.Writer) {
 			retries += r.Retries()
 		}
 	}
-	fmt.Fprintf(w, "%s, %s received:\n", doctor.Plural(len(reads), "API request", "API requests"), humanBytes(bytes))
+	fmt.Fprintf(w, "%s, %s received:\n", doctor.Plural(len(reads), "API request", "API requests"), doctor.HumanBytes(bytes))
 	for _, r := range reads {
 		last := r.Last()
 		var took time.Duration
@@ -46,18 +46,14 @@ func (o *Options) PrintStats(w io.Writer) {
 		if last.Status == 0 {
 			status = attemptLabel(last)
 		}
-		line := fmt.Sprintf("  %-6s %3s %9s %8s  %s", last.Method, status, humanBytes(last.Bytes), took.Round(time.Millisecond), report.Esc(last.Path))
+		line := fmt.Sprintf("  %-6s %3s %9s %8s  %s", last.Method, status, doctor.HumanBytes(last.Bytes), took.Round(time.Millisecond), report.Esc(last.Path))
 		if len(before) > 0 {
 			line += "  (after " + strings.Join(before, ", ") + ")"
 		}
 		fmt.Fprintln(w, line)
 	}
 	if retries > 0 {
-		more := "more attempts"
-		if retries == 1 {
-			more = "more attempt"
-		}
-		fmt.Fprintf(w, "  %s retried: %d %s\n", doctor.Plural(retried, "request", "requests"), retries, more)
+		fmt.Fprintf(w, "  %s retried: %s\n", doctor.Plural(retried, "request", "requests"), doctor.Plural(retries, "more attempt", "more attempts"))
 	}
 }
 
@@ -112,14 +108,4 @@ func (o *Options) Cost() Cost {
 		}
 	}
 	return c
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -176,3 +176,14 @@ func Thousands(n int) string {
 // KindName is the object as kubectl takes it on the command line:
 // "deployment/web" (no namespace).
 func (o ObjectRef) KindName() string { return strings.ToLower(o.Kind) + "/" + o.Name }
+
+// HumanBytes formats a byte count as "812 B", "4.2 KiB" or "65.9 MiB".
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

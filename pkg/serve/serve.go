@@ -327,7 +327,7 @@ func Describe(sc Scan) string {
 	if name == "" {
 		name = "cluster"
 	}
-	cost := fmt.Sprintf("%d API requests (%d errors), %s received, %s", sc.Requests, sc.Errors, humanBytes(sc.Bytes), sc.Duration.Round(time.Millisecond))
+	cost := fmt.Sprintf("%d API requests (%d errors), %s received, %s", sc.Requests, sc.Errors, doctor.HumanBytes(sc.Bytes), sc.Duration.Round(time.Millisecond))
 	if sc.Report == nil {
 		msg := "no report"
 		if sc.Err != nil {
@@ -341,14 +341,4 @@ func Describe(sc Scan) string {
 		state = "incomplete"
 	}
 	return fmt.Sprintf("%s: %s scan, %d critical, %d warning, %d info; %s", name, state, s.Critical, s.Warning, s.Info, cost)
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
