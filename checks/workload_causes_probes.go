@@ -76,31 +76,22 @@ func containerOfField(fp string) string {
 // reason Error is such a kill or a stop that ignored SIGTERM, never an OOM
 // kill (that is reason OOMKilled).
 func probeKill(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, phrase string, ok bool) {
-	if p.Snapshot.Err(kube.WarningEventReads) != nil {
-		return "", "", false
-	}
-	x := kube.WarningEventsOf(p.Snapshot)
 	var failure *kube.Warning
-	for _, pod := range g.Pods {
-		for _, w := range x.AboutPod(pod) {
-			if c := containerOfField(w.FieldPath); c != "" && c != container {
-				continue
-			}
-			ec := kube.ClassifyEvent(w.Reason, w.Message)
-			if ec.Class != kube.EventLivenessKill && ec.Class != kube.EventStartupKill {
-				continue
-			}
-			if kind == "" {
-				kind = "liveness"
-				if ec.Class == kube.EventStartupKill {
-					kind = "startup"
-				}
-			}
-			if w.Reason == "Unhealthy" && (failure == nil || w.Last.After(failure.Last)) {
-				failure = w
+	containerWarnings(p, g, container, func(w *kube.Warning) {
+		ec := kube.ClassifyEvent(w.Reason, w.Message)
+		if ec.Class != kube.EventLivenessKill && ec.Class != kube.EventStartupKill {
+			return
+		}
+		if kind == "" {
+			kind = "liveness"
+			if ec.Class == kube.EventStartupKill {
+				kind = "startup"
 			}
 		}
-	}
+		if w.Reason == "Unhealthy" && (failure == nil || w.Last.After(failure.Last)) {
+			failure = w
+		}
+	})
 	if kind == "" {
 		return "", "", false
 	}
@@ -122,18 +113,12 @@ func readinessFailure(p *doctor.Pass, g *kube.OwnerProblem, container string) st
 	if p.Snapshot.Err(kube.WarningEventReads) != nil {
 		return ""
 	}
-	x := kube.WarningEventsOf(p.Snapshot)
 	var newest *kube.Warning
-	for _, pod := range g.Pods {
-		for _, w := range x.AboutPod(pod) {
-			if c := containerOfField(w.FieldPath); c != "" && c != container {
-				continue
-			}
-			if kube.ClassifyEvent(w.Reason, w.Message).Class == kube.EventReadiness && (newest == nil || w.Last.After(newest.Last)) {
-				newest = w
-			}
+	containerWarnings(p, g, container, func(w *kube.Warning) {
+		if kube.ClassifyEvent(w.Reason, w.Message).Class == kube.EventReadiness && (newest == nil || w.Last.After(newest.Last)) {
+			newest = w
 		}
-	}
+	})
 	s := ""
 	if pr := probeOf(specContainer(g.Pods[0], container), "readiness"); pr != nil {
 		s = " (" + describeProbe(pr) + ")"
@@ -142,4 +127,21 @@ func readinessFailure(p *doctor.Pass, g *kube.OwnerProblem, container string) st
 		s += ": " + quote(newest.Message)
 	}
 	return s
+}
+
+// containerWarnings calls fn for each Warning event about the group's pods
+// that concerns the container (or no container in particular); none when
+// the scan could not read Warning events.
+func containerWarnings(p *doctor.Pass, g *kube.OwnerProblem, container string, fn func(*kube.Warning)) {
+	if p.Snapshot.Err(kube.WarningEventReads) != nil {
+		return
+	}
+	x := kube.WarningEventsOf(p.Snapshot)
+	for _, pod := range g.Pods {
+		for _, w := range x.AboutPod(pod) {
+			if c := containerOfField(w.FieldPath); c == "" || c == container {
+				fn(w)
+			}
+		}
+	}
 }
