@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -97,7 +98,7 @@ func run(acceptedPath, jsonPath string, out io.Writer) (int, error) {
 			code = 1
 		}
 	}
-	for _, id := range sortedKeys(accept) {
+	for _, id := range slices.Sorted(maps.Keys(accept)) {
 		if !seen[id] {
 			fmt.Fprintf(out, "FAIL %s is accepted in %s but no longer found: remove the line\n", id, acceptedPath)
 			code = 1
@@ -185,13 +186,4 @@ func countAccepted(found []finding, accept map[string]string) int {
 		}
 	}
 	return n
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
