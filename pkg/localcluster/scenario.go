@@ -35,8 +35,11 @@ import (
 var ScenarioControllers = []string{"deployment", "replicaset", "daemonset", "statefulset", "serviceaccount",
 	"namespace", "job", "cronjob", "clusterrole-aggregation"}
 
-// ago matches ${NOW} and ${NOW-90m}: scenario timestamps relative to load time.
-var ago = regexp.MustCompile(`\$\{NOW(?:-([0-9hms]+))?\}`)
+// ago matches ${NOW}, ${NOW-90m} and ${NOW+10m}: scenario timestamps
+// relative to load time. A look-alike that must stay younger than a grace
+// period (5 minutes) for the whole test suite, however slow the machine,
+// dates its state a little in the future.
+var ago = regexp.MustCompile(`\$\{NOW(?:([-+])([0-9hms]+))?\}`)
 
 // expand replaces ${NOW-3h} with the RFC 3339 time three hours ago.
 func expand(b []byte, now time.Time) ([]byte, error) {
@@ -44,13 +47,16 @@ func expand(b []byte, now time.Time) ([]byte, error) {
 	out := ago.ReplaceAllFunc(b, func(m []byte) []byte {
 		sub := ago.FindSubmatch(m)
 		t := now
-		if len(sub[1]) > 0 {
-			d, perr := time.ParseDuration(string(sub[1]))
+		if len(sub[2]) > 0 {
+			d, perr := time.ParseDuration(string(sub[2]))
 			if perr != nil {
 				err = perr
 				return m
 			}
-			t = now.Add(-d)
+			if string(sub[1]) == "-" {
+				d = -d
+			}
+			t = now.Add(d)
 		}
 		return []byte(t.UTC().Format(time.RFC3339))
 	})
