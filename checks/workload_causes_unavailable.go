@@ -88,7 +88,7 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 			rem = append(rem, doctor.Remediation{Text: "see one pod's state", Command: fmt.Sprintf("kubectl describe pod -n %s %s", w.Ref.Namespace, notReady[0].Name)})
 		}
 		f := doctor.Finding{Severity: severityFor(a), Object: w.Ref, Message: msg, Count: max(len(notReady), 1), Cause: "unavailable",
-			Examples: doctor.Examples(names), Evidence: ev, Via: via, Remediation: rem}
+			Examples: doctor.Examples(names), Evidence: ev, Via: via, ViaChecks: unavailableCauses, Remediation: rem}
 		chain(&f, chained[key])
 		p.Report(f)
 	}

@@ -260,6 +260,9 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	}
 	f := doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
 		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via}
+	if len(via) > 0 {
+		f.ViaChecks = unavailableCauses
+	}
 	chain(&f, chained)
 	p.Report(f)
 }

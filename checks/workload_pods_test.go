@@ -3,6 +3,7 @@ package checks_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,5 +131,42 @@ func TestStuckRolloutFoldsIntoUnschedulable(t *testing.T) {
 	}
 	if alone := find(checks.WorkloadPods); len(alone) != 1 || alone[0].Cause != "stuck-rollout" {
 		t.Errorf("without unschedulable the stuck rollout must stand: %+v", alone)
+	}
+}
+
+// TestUnavailableFoldsOnlyIntoCauses: a workload-pods finding names the
+// objects whose finding may be its cause (Via); advice that merely names the
+// same workload or node (rollout-history's missing change-cause, hygiene,
+// node-drift) must never take it in, or an outage would be printed under
+// a hygiene note (found by a break test with pvc-pending skipped).
+func TestUnavailableFoldsOnlyIntoCauses(t *testing.T) {
+	for _, dir := range []string{"workload-pods", "sandbox-failures", "pvc-pending"} {
+		set, err := fixture.Load(filepath.Join("..", "testdata", "checks", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := set.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.ServerVersion = FixtureServerVersion
+		withVia := 0
+		for _, f := range doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods}, fixture.Now()).Findings {
+			if len(f.Via) == 0 {
+				continue
+			}
+			withVia++
+			if len(f.ViaChecks) == 0 {
+				t.Errorf("%s: %s folds into any check's finding on %v", dir, f.Object, f.Via)
+			}
+			for _, advice := range []string{"rollout-history", "hygiene", "node-drift", "service-endpoints"} {
+				if slices.Contains(f.ViaChecks, advice) {
+					t.Errorf("%s: %s may fold into %s", dir, f.Object, advice)
+				}
+			}
+		}
+		if withVia == 0 {
+			t.Errorf("%s: no workload-pods finding names a possible cause: the test checks nothing", dir)
+		}
 	}
 }

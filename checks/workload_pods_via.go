@@ -6,6 +6,16 @@ import "github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 // owner: a rollout stuck for that reason is their finding.
 var schedulingChecks = []string{"unschedulable", "pending-taints"}
 
+// unavailableCauses are the checks whose finding can be why a workload's
+// pods are missing or not ready (its claims, nodes, placement, admission,
+// the controllers): an unavailable workload folds (Via) only into theirs,
+// never into advice that merely names the same workload (rollout-history,
+// hygiene) or a consequence of it (service-endpoints, ingress-backends).
+var unavailableCauses = []string{"pod-storm", "replica-failure", "admission-webhooks", "apiservice-unavailable",
+	"missing-references", "rbac-missing-role", "pvc-pending", "unschedulable", "pending-taints", "node-health",
+	"node-taints", "node-pod-capacity", "sandbox-failures", "runtime-socket", "daemonset-no-nodes", "pods-stuck",
+	"network-policies", "kube-controller-manager"}
+
 // chainedOwnerVia are the checks whose findings name a workload as the broken
 // backend of an APIService or admission webhook: workload-pods' finding on
 // that workload folds into theirs, without raising their severity (they
