@@ -66,6 +66,30 @@ func createFailures(p *doctor.Pass) []createFailure {
 	for _, ds := range p.Snapshot.DaemonSets() {
 		add(createFailure{obj: &ds, kind: "DaemonSet", want: ds.Status.DesiredNumberScheduled, has: ds.Status.CurrentNumberScheduled, events: newest("DaemonSet", &ds), conds: failingConditions(&ds)})
 	}
+	// A CronJob whose Jobs the API server refuses never has a Job to look
+	// at: its own FailedCreate events ("Error creating job: ...") are the
+	// only trace. It wants its next run; it has it when a Job of it was
+	// created after the newest refusal.
+	crons := kube.CronJobsOf(p.Snapshot)
+	jobs := p.Snapshot.Jobs()
+	cjs := p.Snapshot.CronJobs()
+	for i := range cjs {
+		cj := &cjs[i]
+		if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+			continue
+		}
+		evs := newest("CronJob", cj)
+		if len(evs) == 0 {
+			continue
+		}
+		cf := createFailure{obj: cj, kind: "CronJob", want: 1, events: evs}
+		for j := range jobs {
+			if crons.RunOf(&jobs[j]) == cj && jobs[j].CreationTimestamp.After(evs[0].Last) {
+				cf.has = 1
+			}
+		}
+		add(cf)
+	}
 	return out
 }
 
@@ -98,6 +122,9 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 		controller := strings.ToLower(cf.kind) + " " + m.GetName()
 		ec := kube.ClassifyAdmission(cf.message)
 		msg := fmt.Sprintf("%s has %d of %d pods: the API server refuses to create them: ", controller, cf.has, cf.want)
+		if cf.kind == "CronJob" {
+			msg = controller + " starts no run: the API server refuses to create its Jobs: "
+		}
 		var via []doctor.ObjectRef
 		var rem []doctor.Remediation
 		ns := m.GetNamespace()

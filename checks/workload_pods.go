@@ -81,6 +81,9 @@ ReplicaSet, StatefulSet or DaemonSet the API server refuses pods
 admission error as written, parsed for ResourceQuota, LimitRange,
 PodSecurity and missing service accounts, e.g.
 ` + "`0 of 3 replicas available: replicaset billing-1 has 0 of 3 pods: the API server refuses to create them: ResourceQuota compute is exhausted: requested requests.cpu=500m, used requests.cpu=1800m, limited requests.cpu=2`" + `.
+A CronJob whose Jobs the API server refuses (its own ` + "`FailedCreate`" + `
+events, and no Job created since the newest) is reported the same way; a
+suspended CronJob is not.
 A Deployment, StatefulSet or DaemonSet unavailable for five minutes that no
 rule explains is reported with its evidence: the newest distinct Warning
 events of it, its ReplicaSets and pods, and its failing conditions, e.g.
