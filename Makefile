@@ -4,13 +4,19 @@ GO      ?= go
 BIN     := bin/kubectl-doctor
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/kubectl-doctor/kubectl-doctor/pkg/cmd.version=$(VERSION)
+# cli-runtime's kustomize support imports Go's plugin package, which makes the
+# linker export every symbol and keep every exported method: the tag drops it
+# (kubectl-doctor never loads kustomize plugins). 80 -> 56 MB of binary, and
+# 65 -> 33 MiB resident before the first request. .goreleaser.yaml and the
+# end-to-end tests build with the same tag (TestBuildsWithoutGoPlugins).
+TAGS    := kustomize_disable_go_plugin_support
 
 .PHONY: all build test test-unit fuzz lint vulncheck demo demo-down docs deploy controlplane prometheus bench bench-150k
 
 all: build
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-doctor
+	$(GO) build -tags $(TAGS) -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kubectl-doctor
 
 # The control plane (etcd, kube-apiserver, kube-controller-manager) is built
 # from the Go module proxy into a cache outside the repo: ~10 min once.

@@ -41,7 +41,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(tmp)
 	doctorBin = filepath.Join(tmp, "kubectl-doctor")
-	build := exec.Command("go", "build", "-ldflags=-X github.com/kubectl-doctor/kubectl-doctor/pkg/cmd.version=v0.0.0-e2e", "-o", doctorBin, ".")
+	build := exec.Command("go", "build", "-tags="+buildTags, "-ldflags=-X github.com/kubectl-doctor/kubectl-doctor/pkg/cmd.version=v0.0.0-e2e", "-o", doctorBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building kubectl-doctor:", err)
