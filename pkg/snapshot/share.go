@@ -214,6 +214,9 @@ func (tr *Trimmer) sharePodStatus(st *corev1.PodStatus) {
 	st.QOSClass = strOf(tr, st.QOSClass)
 	st.HostIP = tr.str(st.HostIP)
 	st.HostIPs = shareSlice(tr, "hostips", st.HostIPs)
+	// PodIPs repeats PodIP (and adds the IPv6 address of a dual-stack
+	// pod); checks read only whether a pod has an IP.
+	st.PodIPs = nil
 	st.NominatedNodeName = tr.str(st.NominatedNodeName)
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
@@ -224,11 +227,15 @@ func (tr *Trimmer) sharePodStatus(st *corev1.PodStatus) {
 		for i := range cs {
 			c := &cs[i]
 			c.Name, c.Image, c.ImageID = tr.str(c.Name), tr.str(c.Image), tr.str(c.ImageID)
+			// A container ID is unique and long (a runtime prefix and 64 hex
+			// digits) and no check reads it; terminated states repeat it.
+			c.ContainerID = ""
 			for _, s := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
 				if s.Waiting != nil {
 					s.Waiting.Reason, s.Waiting.Message = tr.str(s.Waiting.Reason), tr.str(s.Waiting.Message)
 				}
 				if s.Terminated != nil {
+					s.Terminated.ContainerID = ""
 					s.Terminated.Reason, s.Terminated.Message = tr.str(s.Terminated.Reason), tr.str(s.Terminated.Message)
 				}
 			}

@@ -53,6 +53,9 @@ func NewTrimmer() *Trimmer {
 func (tr *Trimmer) Trim(obj runtime.Object) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
+		// Checks never compare versions of an object; the string is one
+		// allocation per object.
+		m.SetResourceVersion("")
 		if a := m.GetAnnotations(); a != nil {
 			if _, ok := a[corev1.LastAppliedConfigAnnotation]; ok {
 				delete(a, corev1.LastAppliedConfigAnnotation)
