@@ -68,6 +68,9 @@ func absentLabels(spec *corev1.PodSpec, values map[string]map[string]bool) []Abs
 	var out []AbsentLabel
 	check := func(key string, want []string) {
 		have := values[key]
+		if want == nil && len(have) > 0 { // Exists: any node with the label meets it
+			return
+		}
 		for _, w := range want {
 			if have[w] {
 				return
