@@ -102,7 +102,11 @@ endpoint left. No available replica of a Deployment, StatefulSet or DaemonSet
 is critical, a partial outage or a bare pod a warning. A problem younger than
 5 minutes, a rollout still within its ` + "`progressDeadlineSeconds`" + `, a container that
 restarted in the past and runs ready now, and finished pods (completed Jobs)
-are not reported. A workload scaled to zero has no pods and no finding.
+are not reported — except a crash loop or OOM kill with at least 3 restarts in
+every pod of the group, which is reported at once, rollout or not (with the
+kubelet's back-off that is four failures over more than a minute: a new
+Deployment whose every pod fails so is not left silent for the ten minutes of
+its progress deadline). A workload scaled to zero has no pods and no finding.
 
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause
@@ -134,6 +138,29 @@ back a stuck rollout with ` + "`kubectl rollout undo`" + `.
 
 // problemMinAge: younger problems may be a start or a rollout in progress.
 const problemMinAge = 5 * time.Minute
+
+// persistentRestarts: a container that crash-loops or is OOM-killed with at
+// least this many restarts in every pod of a group is judged at once, not
+// after problemMinAge or a rollout's progress deadline: with the kubelet's
+// back-off (10s, 20s, 40s...) that is four failures over more than a
+// minute, not a start in progress, and a new Deployment whose every pod
+// fails so would otherwise go unreported for the ten minutes of its
+// deadline.
+const persistentRestarts = 3
+
+// persistent: the group's problem repeats in every pod (see
+// persistentRestarts).
+func persistent(g *kube.OwnerProblem) bool {
+	if g.Cause != kube.CrashLoop && g.Cause != kube.OOMKill {
+		return false
+	}
+	for _, pr := range g.Problems {
+		if pr.Restarts < persistentRestarts {
+			return false
+		}
+	}
+	return len(g.Problems) > 0
+}
 
 // availability is an owner's desired and available replicas.
 type availability struct {
@@ -179,7 +206,8 @@ func runWorkloadPods(p *doctor.Pass) error {
 		key := kube.OwnerKey(g.Owner)
 		reported[key] = true
 		since := g.Since()
-		if g.Cause != kube.NotReady && p.Now.Sub(since) < problemMinAge {
+		settled := persistent(g)
+		if g.Cause != kube.NotReady && p.Now.Sub(since) < problemMinAge && !settled {
 			continue
 		}
 		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok {
@@ -196,7 +224,7 @@ func runWorkloadPods(p *doctor.Pass) error {
 				}
 				continue
 			}
-			if rollingWithinDeadline(d, p.Now, since) {
+			if rollingWithinDeadline(d, p.Now, since) && !settled {
 				continue
 			}
 		}
