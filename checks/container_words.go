@@ -129,6 +129,8 @@ func problemSummary(p kube.ContainerProblem) string {
 			return fmt.Sprintf("cannot start: %s does not exist", m)
 		}
 		return "cannot start: " + quote(p.Message)
+	case kube.InitRunning:
+		return "is stuck initializing: init container " + p.Container + " never finishes"
 	case kube.NotReady:
 		return "is running but not ready"
 	}

@@ -60,7 +60,11 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
 - **configuration**: ` + "`CreateContainerConfigError`, `CreateContainerError`, `RunContainerError`" + `,
   naming the missing ConfigMap, Secret or key from the message (Secrets are
   never read);
-- **not ready**: Running but not ready for more than 5 minutes.
+- **not ready**: Running but not ready for more than 5 minutes;
+- **stuck initializing**: an init container (not a native sidecar, which
+  restarts always) running for more than 5 minutes while the pod is not
+  initialized, e.g. a "wait for the database" loop whose dependency never
+  comes: the main containers never start.
 
 - **not starting**: bound to a node, containers still ` + "`ContainerCreating`" + `: the
   pod's newest Warning event names the cause — a ReadWriteOnce volume still

@@ -111,6 +111,11 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	case kube.NotStarted:
 		_, _, r := notStarted(p, g)
 		rem = append(rem, r...)
+	case kube.InitRunning:
+		rem = append(rem, doctor.Remediation{Text: "read what the init container is waiting for or doing",
+			Command: fmt.Sprintf("kubectl logs -n %s pod/%s -c %s", ns, g.Pods[0].Name, ex.Container)})
+		rem = append(rem, doctor.Remediation{Text: "see its command and the pod's events",
+			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
 	case kube.NotReady:
 		rem = append(rem, doctor.Remediation{Text: "see why the readiness probe fails (the events name it)",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})

@@ -87,6 +87,8 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 			details = fmt.Sprintf("%s cannot be created (%s: %s)", cp, ex.Reason, quote(ex.Message))
 		}
 		return "unable to start", details
+	case kube.InitRunning:
+		return "stuck initializing", cp + " has been running all that time without finishing; the main containers wait for it"
 	case kube.NotReady:
 		return "running but not ready", fmt.Sprintf("%s fails its readiness probe%s, so the pods receive no Service traffic", cp, readinessFailure(p, g, ex.Container))
 	}

@@ -35,6 +35,12 @@ const (
 	// reason the kubelet writes in the pod's Warning events (see
 	// StartProblem).
 	NotStarted Cause = "not-started"
+	// InitRunning: a (non-sidecar) init container has been running for
+	// NotReadyAfter without finishing, so the pod never starts its main
+	// containers: typically a "wait for the database" loop whose
+	// dependency never comes. (An unavailable workload is reported after
+	// the same time anyway; this names the container.)
+	InitRunning Cause = "init-running"
 )
 
 // PullFailure tells image pull failures apart by what the waiting message says.
@@ -171,6 +177,13 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		p.Cause = CrashLoop
 		return p, true
 	}
+	if init && !sidecar(pod, cs.Name) && !initialized(pod) {
+		if started := cs.State.Running.StartedAt.Time; !started.IsZero() && now.Sub(started) >= NotReadyAfter {
+			p.Cause, p.Since = InitRunning, started
+			return p, true
+		}
+		return p, false
+	}
 	if !init && !cs.Ready && pod.Status.Phase == corev1.PodRunning {
 		// A container is not ready since the pod is, or since it last
 		// started when that is later: a container that just restarted is
@@ -185,6 +198,23 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		}
 	}
 	return p, false
+}
+
+// sidecar: the init container restarts always (a native sidecar), so its
+// running is its job.
+func sidecar(pod *corev1.Pod, name string) bool {
+	c := containerSpec(pod, name, true)
+	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// initialized: the pod's Initialized condition is True.
+func initialized(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodInitialized {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func containerSpec(pod *corev1.Pod, name string, init bool) *corev1.Container {

@@ -196,7 +196,7 @@ func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service stri
 }
 
 func causeRank(c Cause) int {
-	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotStarted, NotReady}, c)
+	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotStarted, InitRunning, NotReady}, c)
 }
 
 // backend is a Service behind a broken APIService or webhook, and the
