@@ -60,7 +60,10 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 		rem = append(rem, doctor.Remediation{Text: "read what it did before it was killed",
 			Command: fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)})
 	case kube.ImagePull:
-		switch ex.Pull {
+		// The kubelet's events may say what the waiting message does not;
+		// the finding's words already use them.
+		pull, _ := pullFromEvents(p, g, ex)
+		switch pull {
 		case kube.PullAccessDenied:
 			rem = append(rem, doctor.Remediation{Text: "give the pods credentials for the registry",
 				Command: fmt.Sprintf("kubectl create secret docker-registry regcred -n %s --docker-server=%s --docker-username=<user> --docker-password=<token>", ns, registryOf(ex.Image))})
@@ -85,6 +88,11 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 			}
 		case kube.PullUnreachable:
 			rem = append(rem, doctor.Remediation{Text: "check the node can resolve and reach the registry " + registryOf(ex.Image) + " (DNS, proxy, firewall, certificates)",
+				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
+		case kube.PullUnknown:
+			// Nothing says why (a bare back-off, no pull error event left):
+			// a missing image is only one of the possibilities.
+			rem = append(rem, doctor.Remediation{Text: "the status does not say why the pull fails: read the kubelet's pull errors (not found, credentials, registry unreachable)",
 				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
 		default:
 			if editable {
