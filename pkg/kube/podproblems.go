@@ -314,13 +314,40 @@ func StartProblem(pod *corev1.Pod, warnings *WarningIndex) (ContainerProblem, bo
 		return ContainerProblem{}, false
 	}
 	p := ContainerProblem{Cause: NotStarted, Container: spec[0].Name, Init: init, Image: spec[0].Image, Reason: "ContainerCreating", Since: scheduledAt(pod)}
+	var summary *Warning
 	for _, w := range warnings.AboutPod(pod) {
-		if !startIgnored[w.Reason] {
-			p.Event, p.Reason, p.Message = w, w.Reason, w.Message
-			break
+		if startIgnored[w.Reason] {
+			continue
 		}
+		if volumeSummary(w) {
+			if summary == nil {
+				summary = w
+			}
+			continue
+		}
+		if summary != nil && !volumeEvent[w.Reason] {
+			break // the summary is newer than anything but its own details
+		}
+		p.Event, p.Reason, p.Message = w, w.Reason, w.Message
+		break
+	}
+	if p.Event == nil && summary != nil {
+		p.Event, p.Reason, p.Message = summary, summary.Reason, summary.Message
 	}
 	return p, true
+}
+
+// volumeEvent are the reasons of the kubelet's and the attach/detach
+// controller's volume errors.
+var volumeEvent = map[string]bool{"FailedMount": true, "FailedAttachVolume": true, "FailedMapVolume": true}
+
+// volumeSummary: the kubelet's periodic summary of a volume wait ("Unable
+// to attach or mount volumes: unmounted volumes=[data] ...: timed out
+// waiting for the condition") names the volumes, not the cause; its
+// MountVolume.SetUp or AttachVolume.Attach errors, often older but
+// repeated, say why and are preferred.
+func volumeSummary(w *Warning) bool {
+	return w.Reason == "FailedMount" && unmountedVols.MatchString(w.Message)
 }
 
 // scheduledAt is when the pod was bound (PodScheduled), else created.
