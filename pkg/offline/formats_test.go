@@ -197,19 +197,21 @@ func TestKubectlGetOutput(t *testing.T) {
 // redacted custom resources that are not objects.
 func bundleFiles() map[string]string {
 	return map[string]string{
-		"bundle/version.yaml":                                        "apiVersion: troubleshoot.sh/v1beta2\nkind: SupportBundle\nspec: {versionNumber: 0.62.1}\n",
-		"bundle/analysis.json":                                       `[{"name":"x","isPass":true}]`,
-		"bundle/cluster-info/cluster_version.json":                   `{"info":{"gitVersion":"v1.23.5"},"string":"v1.23.5"}`,
-		"bundle/cluster-resources/nodes.json":                        nodeList,
-		"bundle/cluster-resources/groups.json":                       `[{"name":"","versions":[{"groupVersion":"v1","version":"v1"}]}]`,
-		"bundle/cluster-resources/pods/default.json":                 podList("default", "web-1"),
-		"bundle/cluster-resources/pods/logs/default/web-1/c.log":     "log line",
-		"bundle/cluster-resources/cronjobs/default.json":             `{"kind":"CronJobList","apiVersion":"batch/v1beta1","metadata":{},"items":[{"kind":"CronJob","apiVersion":"batch/v1beta1","metadata":{"name":"nightly","namespace":"default"},"spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}}}]}`,
-		"bundle/cluster-resources/deployments-errors.json":           `["deployments.apps is forbidden: User \"x\" cannot list resource \"deployments\" in API group \"apps\" in the namespace \"kube-system\""]`,
-		"bundle/cluster-resources/deployments/default.json":          `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{},"items":[]}`,
-		"bundle/cluster-resources/custom-resources/x.io/a.yaml":      "- apiVersion: x.io/v1\n  kind: X\n  spec: *redacted\n",
-		"bundle/cluster-resources/image-pull-secrets/default/r.json": `{"***HIDDEN***":"kurl"}`,
-		"bundle/cluster-resources/auth-cani-list/default.json":       `[{"verbs":["*"]}]`,
+		"bundle/version.yaml":                                    "apiVersion: troubleshoot.sh/v1beta2\nkind: SupportBundle\nspec: {versionNumber: 0.62.1}\n",
+		"bundle/analysis.json":                                   `[{"name":"x","isPass":true}]`,
+		"bundle/cluster-info/cluster_version.json":               `{"info":{"gitVersion":"v1.23.5"},"string":"v1.23.5"}`,
+		"bundle/cluster-resources/nodes.json":                    nodeList,
+		"bundle/cluster-resources/groups.json":                   `[{"name":"","versions":[{"groupVersion":"v1","version":"v1"}]}]`,
+		"bundle/cluster-resources/pods/default.json":             podList("default", "web-1"),
+		"bundle/cluster-resources/pods/logs/default/web-1/c.log": "log line",
+		"bundle/cluster-resources/cronjobs/default.json":         `{"kind":"CronJobList","apiVersion":"batch/v1beta1","metadata":{},"items":[{"kind":"CronJob","apiVersion":"batch/v1beta1","metadata":{"name":"nightly","namespace":"default"},"spec":{"schedule":"0 3 * * *","jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}}}]}`,
+		"bundle/cluster-resources/deployments-errors.json":       `["deployments.apps is forbidden: User \"x\" cannot list resource \"deployments\" in API group \"apps\" in the namespace \"kube-system\""]`,
+		"bundle/cluster-resources/deployments/default.json":      `{"kind":"DeploymentList","apiVersion":"apps/v1","metadata":{},"items":[]}`,
+		// Newer collectors write a map from namespace to error.
+		"bundle/cluster-resources/pod-disruption-budgets-errors.json": `{"default":"the server could not find the requested resource","kube-system":"the server could not find the requested resource"}`,
+		"bundle/cluster-resources/custom-resources/x.io/a.yaml":       "- apiVersion: x.io/v1\n  kind: X\n  spec: *redacted\n",
+		"bundle/cluster-resources/image-pull-secrets/default/r.json":  `{"***HIDDEN***":"kurl"}`,
+		"bundle/cluster-resources/auth-cani-list/default.json":        `[{"verbs":["*"]}]`,
 	}
 }
 
@@ -229,6 +231,9 @@ func TestSupportBundle(t *testing.T) {
 		err := s.Err(snapshot.Deployments)
 		if err == nil || !snapshot.IsSkippable(err) || !strings.Contains(err.Error(), "incomplete in the dump") || !strings.Contains(err.Error(), "forbidden") {
 			t.Errorf("deployments with an errors file: %v", err)
+		}
+		if err := s.Err(snapshot.PodDisruptionBudgets); err == nil || !strings.Contains(err.Error(), "could not find the requested resource (namespace default), and 1 more namespace") {
+			t.Errorf("poddisruptionbudgets with a per-namespace errors file: %v", err)
 		}
 		if res.Stats.NotObjects == 0 {
 			t.Errorf("non-object documents not counted: %+v", res.Stats)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -324,10 +325,29 @@ func (t *tree) errorsFile(display string, parts []string, open func() (io.ReadCl
 		return &InputError{File: display, Msg: plainPathError(err)}
 	}
 	defer rc.Close()
-	var errs []string
-	if err := json.NewDecoder(rc).Decode(&errs); err != nil {
+	// A list of errors, or (newer collectors, per namespace) a map from
+	// namespace to error.
+	var raw json.RawMessage
+	if err := json.NewDecoder(rc).Decode(&raw); err != nil {
 		t.d.stats.NotObjects++
 		return nil
+	}
+	var errs []string
+	if err := json.Unmarshal(raw, &errs); err != nil {
+		var byNS map[string]string
+		if err := json.Unmarshal(raw, &byNS); err != nil {
+			t.d.stats.NotObjects++
+			return nil
+		}
+		for _, ns := range slices.Sorted(maps.Keys(byNS)) {
+			errs = append(errs, byNS[ns]+" (namespace "+ns+")")
+		}
+		switch more := len(errs) - 1; {
+		case more == 1:
+			errs[0] += ", and 1 more namespace"
+		case more > 1:
+			errs[0] += fmt.Sprintf(", and %d more namespaces", more)
+		}
 	}
 	if len(errs) > 0 {
 		first := strings.Join(strings.Fields(errs[0]), " ")
