@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -112,14 +113,17 @@ no node's zone needs a class that allows them.
 }
 
 type unschedGroup struct {
-	owner    *kube.Workload // nil for bare pods
-	ns       string
-	pods     []*corev1.Pod
-	start    time.Time
-	oldest   *corev1.Pod
-	fit      *kube.Fit
-	verdict  string // the scheduler's message for the oldest pod
-	causeKey string
+	// portHolders are pods holding a host port the oldest pod asks for,
+	// on nodes that otherwise fit it.
+	portHolders []kube.HostPortHolder
+	owner       *kube.Workload // nil for bare pods
+	ns          string
+	pods        []*corev1.Pod
+	start       time.Time
+	oldest      *corev1.Pod
+	fit         *kube.Fit
+	verdict     string // the scheduler's message for the oldest pod
+	causeKey    string
 }
 
 func runUnschedulable(p *doctor.Pass) error {
@@ -156,7 +160,9 @@ func runUnschedulable(p *doctor.Pass) error {
 			causes[fit] = cause
 		}
 		o, hasOwner := own.Top(pod)
-		key := "bare|" + pod.Namespace + "|" + cause
+		// Bare pods group by cause; the host ports they ask for are judged
+		// per pod (the Fit does not hold them), so they part groups too.
+		key := "bare|" + pod.Namespace + "|" + cause + "|" + fmt.Sprint(kube.HostPorts(&pod.Spec))
 		if hasOwner {
 			key = "owner|" + o.Ref.Kind + "|" + pod.Namespace + "/" + o.Ref.Name
 		} else {
@@ -210,12 +216,31 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		// The scheduler has the last word: never say a node can take a
 		// pod it just refused.
 		fits, parts := fitBreakdown(f)
-		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, clipLine(g.verdict, 300))
+		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, strings.TrimSuffix(clipLine(g.verdict, 300), "."))
 		if len(parts) > 0 {
 			msg += "; by the snapshot: " + strings.Join(parts, ", ")
 		}
-		msg += fmt.Sprintf("; on %s the scheduler's reason is one the snapshot does not show (host ports, pod affinity, topology spread, dynamic resources)",
-			strings.Join(doctor.Examples(fits), ", "))
+		// Host ports the snapshot can judge: the pods holding them.
+		var unexplained []string
+		ported := 0
+		for _, node := range fits {
+			held := kube.HostPortConflicts(p.Snapshot, g.oldest, node)
+			if len(held) == 0 {
+				unexplained = append(unexplained, node)
+				continue
+			}
+			if ported++; ported <= 3 {
+				msg += fmt.Sprintf("; on %s %s", node, hostPortWords(held))
+				g.portHolders = append(g.portHolders, held...)
+			}
+		}
+		if ported > 3 {
+			msg += fmt.Sprintf("; and on %s the host ports it asks for are held too", doctor.Plural(ported-3, "more node", "more nodes"))
+		}
+		if len(unexplained) > 0 {
+			msg += fmt.Sprintf("; on %s the scheduler's reason is one the snapshot does not show (host ports, pod affinity, topology spread, dynamic resources)",
+				strings.Join(doctor.Examples(unexplained), ", "))
+		}
 		if s := soonestWords(f.Soonest()); s != "" {
 			msg += "; soonest fix: " + s
 		}
@@ -232,6 +257,11 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 	}
 	rem := []doctor.Remediation{{Text: "read the scheduler's events for the pod",
 		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
+	if len(g.portHolders) > 0 {
+		h := g.portHolders[0]
+		rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("free host port %s: move or remove the pod that holds it, or drop hostPort from this pod (a Service reaches it without one)", h.Port),
+			Command: fmt.Sprintf("kubectl get pod %s -n %s -o wide", h.Pod.Name, h.Pod.Namespace)})
+	}
 	f := g.fit
 	var cordoned []string
 	short := map[corev1.ResourceName]bool{}
@@ -364,4 +394,31 @@ func volumeRemediation(f *kube.Fit) []doctor.Remediation {
 		rem = append(rem, doctor.Remediation{Text: "see where the nodes are", Command: "kubectl get nodes -L " + strings.Join(ks, ",")})
 	}
 	return rem
+}
+
+// hostPortWords: "host port 80/TCP is held by pod kube-system/svclb-x",
+// "host ports 80/TCP, 443/TCP are held by pods a/x, a/y".
+func hostPortWords(held []kube.HostPortHolder) string {
+	var ports, pods []string
+	for _, h := range held {
+		if s := h.Port.String(); !slices.Contains(ports, s) {
+			ports = append(ports, s)
+		}
+		if s := h.Pod.Namespace + "/" + h.Pod.Name; !slices.Contains(pods, s) {
+			pods = append(pods, s)
+		}
+	}
+	port, pod := "host port", "is held by pod"
+	if len(ports) > 1 {
+		port = "host ports"
+	}
+	if len(ports) > 1 || len(pods) > 1 {
+		pod = "are held by"
+		if len(pods) > 1 {
+			pod += " pods"
+		} else {
+			pod += " pod"
+		}
+	}
+	return fmt.Sprintf("%s %s %s %s", port, strings.Join(ports, ", "), pod, strings.Join(doctor.Examples(pods), ", "))
 }

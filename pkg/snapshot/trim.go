@@ -164,7 +164,9 @@ func (tr *Trimmer) probe(pr *corev1.Probe) *corev1.Probe {
 }
 
 // sharePorts keeps a container's ports as name, number and protocol (what
-// resolves a Service's targetPort) and shares equal lists between pods.
+// resolves a Service's targetPort) and its host port and IP (what the
+// scheduler's NodePorts filter compares), and shares equal lists between
+// pods.
 func (tr *Trimmer) sharePorts(ps []corev1.ContainerPort) []corev1.ContainerPort {
 	if len(ps) == 0 {
 		return nil
@@ -172,8 +174,8 @@ func (tr *Trimmer) sharePorts(ps []corev1.ContainerPort) []corev1.ContainerPort 
 	var key strings.Builder
 	out := make([]corev1.ContainerPort, len(ps))
 	for i, p := range ps {
-		out[i] = corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: p.Protocol}
-		fmt.Fprintf(&key, "%s/%d/%s,", p.Name, p.ContainerPort, p.Protocol)
+		out[i] = corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: p.Protocol, HostPort: p.HostPort, HostIP: p.HostIP}
+		fmt.Fprintf(&key, "%s/%d/%s/%d/%s,", p.Name, p.ContainerPort, p.Protocol, p.HostPort, p.HostIP)
 	}
 	if tr == nil {
 		return out

@@ -39,8 +39,9 @@ func TestTrimKeepsProbesWithoutCredentials(t *testing.T) {
 }
 
 // TestTrimKeepsContainerPorts: a Service's targetPort is judged by the
-// ports the containers declare: name, number and protocol are kept (host
-// ports dropped), and equal lists are shared between pods.
+// ports the containers declare: name, number and protocol are kept, and
+// the host port and IP the scheduler's NodePorts filter compares; equal
+// lists are shared between pods.
 func TestTrimKeepsContainerPorts(t *testing.T) {
 	mk := func() *corev1.Pod {
 		return &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app",
@@ -51,8 +52,8 @@ func TestTrimKeepsContainerPorts(t *testing.T) {
 	tr.Trim(a)
 	tr.Trim(b)
 	got := a.Spec.Containers[0].Ports
-	if len(got) != 1 || got[0] != (corev1.ContainerPort{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP}) {
-		t.Fatalf("ports = %+v, want http 8080/TCP without the host port", got)
+	if len(got) != 1 || got[0] != (corev1.ContainerPort{Name: "http", ContainerPort: 8080, Protocol: corev1.ProtocolTCP, HostPort: 80, HostIP: "10.0.0.1"}) {
+		t.Fatalf("ports = %+v, want http 8080/TCP with host port 80 on 10.0.0.1", got)
 	}
 	if &b.Spec.Containers[0].Ports[0] != &got[0] {
 		t.Error("equal port lists are not shared")
