@@ -43,6 +43,10 @@ type stream struct {
 	d       *decoder
 	name    string
 	lenient bool
+	// hint is the resource the file's path names (a support bundle's
+	// cluster-resources/pods/NS.json): it types array elements that carry
+	// no apiVersion and kind, as bundles before 2021 wrote them.
+	hint    *snapshot.Resource
 	doc     int
 	seen    int // documents with content so far
 	// dump state: set when the stream opened with a dump header.
@@ -57,8 +61,8 @@ type stream struct {
 // latter's pod log sections are skipped) or a YAML stream of documents.
 // In a lenient stream a document without Kubernetes objects ends the file
 // quietly (counted); in a strict one it is an error.
-func (d *decoder) decodeStream(name string, r io.Reader, lenient bool) error {
-	st := &stream{d: d, name: name, lenient: lenient}
+func (d *decoder) decodeStream(name string, r io.Reader, lenient bool, hint *snapshot.Resource) error {
+	st := &stream{d: d, name: name, lenient: lenient, hint: hint}
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := peekNonSpace(br)
 	if errors.Is(err, io.EOF) {
@@ -157,7 +161,15 @@ func (st *stream) value(raw []byte) error {
 		}
 		for _, el := range arr {
 			var tm typeMeta
-			if err := json.Unmarshal(el, &tm); err != nil || tm.Kind == "" || tm.APIVersion == "" {
+			err := json.Unmarshal(el, &tm)
+			if err == nil && tm.Kind == "" && tm.APIVersion == "" && st.hint != nil && bytes.HasPrefix(bytes.TrimSpace(el), []byte("{")) {
+				tm.APIVersion, tm.Kind = st.hint.Version, st.hint.Kind
+				if st.hint.Group != "" {
+					tm.APIVersion = st.hint.Group + "/" + st.hint.Version
+				}
+				st.d.stats.Typed++
+			}
+			if err != nil || tm.Kind == "" || tm.APIVersion == "" {
 				return st.notObjects("an array element")
 			}
 			if err := st.object(el, tm.APIVersion, tm.Kind); err != nil {

@@ -147,6 +147,9 @@ type Stats struct {
 	// NotObjects counts documents of a support bundle or must-gather that
 	// hold no Kubernetes objects (API discovery, RBAC reviews, redactions).
 	NotObjects int
+	// Typed counts objects without apiVersion and kind (older support
+	// bundles write bare arrays) typed by the path of their file.
+	Typed int
 	// OutOfScope counts objects outside the namespace given with -n.
 	OutOfScope int
 	// Duplicates counts objects read a second time (same resource,

@@ -67,3 +67,40 @@ func TestRealSupportBundles(t *testing.T) {
 		})
 	}
 }
+
+// TestRealOldSupportBundle reads a whole bundle troubleshoot.sh v0.10 wrote
+// in March 2021 on a k3s node, whose lists are bare JSON arrays without
+// apiVersion and kind: the objects are typed by their files' paths, and the
+// failures the capture holds are each one finding naming its cause
+// (testdata/offline/README.md names the source).
+func TestRealOldSupportBundle(t *testing.T) {
+	res := mustLoad(t, filepath.Join("..", "..", "testdata", "offline", "troubleshoot-2021-support-bundle.tar.gz"), offline.Options{})
+	if res.Format != offline.FormatBundle || res.Stats.Typed < 500 || res.Stats.Objects != res.Stats.Typed {
+		t.Fatalf("format %q, %d objects, %d typed by path", res.Format, res.Stats.Objects, res.Stats.Typed)
+	}
+	r := doctor.Run(context.Background(), res.Snapshot, checks.All(), res.Now)
+	want := []struct{ check, object, words string }{
+		{"workload-pods", "qakots/StatefulSet/kotsadm-minio", "unable to pull the image"},
+		{"workload-pods", "qakots/Pod/kotsadm-migrations-1616434755", "init container plan"},
+		{"workload-pods", "default/DaemonSet/troubleshoot54lbp", "/var/lib/collectd/rrd is not a directory"},
+		{"workload-pods", "default/DaemonSet/troubleshootvgknq", "/var/lib/collectd/rrd is not a directory"},
+		{"unschedulable", "test/DaemonSet/svclb-example-nginx", "host port 80/TCP is held by pod kube-system/svclb-traefik-4zcw8"},
+	}
+	got := map[string]string{}
+	for _, f := range r.Findings {
+		if f.Check == "rollout-history" && f.Severity == doctor.Info {
+			continue
+		}
+		got[f.Check+" "+f.Object.Namespace+"/"+f.Object.Kind+"/"+f.Object.Name] = f.Message
+	}
+	for _, w := range want {
+		msg, ok := got[w.check+" "+w.object]
+		if !ok || !strings.Contains(msg, w.words) {
+			t.Errorf("%s on %s: %q, want it to say %q", w.check, w.object, msg, w.words)
+		}
+		delete(got, w.check+" "+w.object)
+	}
+	for k, msg := range got {
+		t.Errorf("unexpected finding %s: %s", k, msg)
+	}
+}

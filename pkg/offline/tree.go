@@ -116,7 +116,7 @@ func (t *tree) stream(name string, r io.Reader) error {
 		return nil
 	}
 	t.d.stats.Files++
-	return t.d.decodeStream(name, br, false)
+	return t.d.decodeStream(name, br, false, nil)
 }
 
 var decompressHint = map[string]string{"xz": "xz -d FILE", "zstd": "zstd -d FILE", "bzip2": "bunzip2 FILE", "zip": "unzip FILE, then --from the directory"}
@@ -184,7 +184,11 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 	if !t.inArchive {
 		in = t.d.limits.reader(rc)
 	}
-	err = t.d.decodeStream(display, in, inMarker >= 0)
+	var hint *snapshot.Resource
+	if r, ok := resourceOfFile(parts); ok && inMarker >= 0 {
+		hint = &r
+	}
+	err = t.d.decodeStream(display, in, inMarker >= 0, hint)
 	if _, ok := limitError(err); ok {
 		return err // never skipped: a size limit is not a redaction
 	}
