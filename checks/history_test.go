@@ -34,6 +34,8 @@ func TestHistories(t *testing.T) {
 		}
 	}
 	want := []string{
+		`kube-system/deployment/coredns 1 "k3s v1.33.4" rancher/mirrored-coredns-coredns:1.12.0`,
+		`kube-system/deployment/kube-dns-autoscaler 1 "addons 1.33" registry.k8s.io/cpa/cluster-proportional-autoscaler:v1.9.0`,
 		`ops/daemonset/node-agent 1 "agent 1.1" ops/agent:1.1`,
 		`ops/daemonset/node-agent 2 "" ops/agent:1.2`,
 		`ops/deployment/cron-runner 1 "" ops/runner:7`,

@@ -40,7 +40,11 @@ ControllerRevisions, revisions are rebuilt the way ` + "`kubectl rollout history
 does: ReplicaSets controlled by the Deployment with their
 ` + "`deployment.kubernetes.io/revision`" + ` annotation, ControllerRevisions controlled by
 the DaemonSet or StatefulSet with their revision number. Findings:
-- ` + "`revisionHistoryLimit: 0`" + ` (warning): rollback impossible;
+- ` + "`revisionHistoryLimit: 0`" + ` (warning): rollback impossible; an info note
+  instead when something re-applies the workload from its own source (a
+  k3s packaged component, by its ` + "`objectset.rio.cattle.io`" + ` annotations naming
+  the Addon; the addon manager's ` + "`addonmanager.kubernetes.io/mode: Reconcile`" + `):
+  the value is that source's choice and a kubectl patch would be reverted;
 - workloads whose newest revision has no change-cause (info), one finding per
   namespace.
 
@@ -66,9 +70,22 @@ Record why each rollout happens by annotating the workload with
 func runRolloutHistory(p *doctor.Pass) error {
 	missing := map[string][]string{} // namespace -> workloads whose newest revision has no change-cause
 	missingRefs := map[string][]doctor.ObjectRef{}
+	owners := kube.OwnersOf(p.Snapshot)
 	for _, w := range kube.Histories(p.Snapshot) {
 		ref := doctor.ObjectRef{APIVersion: "apps/v1", Kind: w.Kind, Namespace: w.Namespace, Name: w.Name}
-		if w.RevisionHistoryLimit != nil && *w.RevisionHistoryLimit == 0 {
+		var reconciled kube.Reconciled
+		if wl := owners.Find(ref); wl != nil && wl.Meta != nil {
+			reconciled = kube.ReconcilerOf(wl.Meta)
+		}
+		if w.RevisionHistoryLimit != nil && *w.RevisionHistoryLimit == 0 && reconciled.Who != "" {
+			// Set so by what re-applies it: a patch does not last, and its
+			// rollbacks are that source's, not kubectl's.
+			rem := doctor.Remediation{Text: "change it where " + reconciled.Who + " takes it from, if rollbacks of it matter; a kubectl patch is reverted",
+				Command: reconciled.Inspect}
+			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref, Cause: "reconciled",
+				Message:     "revisionHistoryLimit is 0 (set by " + reconciled.Who + ", which re-applies it): no old revision is kept, so kubectl rollout undo has nothing to roll back to",
+				Remediation: []doctor.Remediation{rem}})
+		} else if w.RevisionHistoryLimit != nil && *w.RevisionHistoryLimit == 0 {
 			p.Report(doctor.Finding{
 				Severity: doctor.Warning,
 				Object:   ref,

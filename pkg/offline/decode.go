@@ -46,9 +46,9 @@ type stream struct {
 	// hint is the resource the file's path names (a support bundle's
 	// cluster-resources/pods/NS.json): it types array elements that carry
 	// no apiVersion and kind, as bundles before 2021 wrote them.
-	hint    *snapshot.Resource
-	doc     int
-	seen    int // documents with content so far
+	hint *snapshot.Resource
+	doc  int
+	seen int // documents with content so far
 	// dump state: set when the stream opened with a dump header.
 	dump      bool
 	cur       *snapshot.Resource

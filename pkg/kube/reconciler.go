@@ -1,0 +1,32 @@
+package kube
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Reconciled is what re-applies an object from a source of its own, so that
+// a kubectl patch of it does not last: k3s's deploy controller (an Addon
+// applied from the server's manifests) or the addon manager in Reconcile
+// mode. Who is empty when nothing known does.
+type Reconciled struct {
+	Who     string // "k3s addon coredns", "the addon manager"
+	Inspect string // a command that shows the source, "" when there is none
+}
+
+// ReconcilerOf says what re-applies the object, if anything known does.
+func ReconcilerOf(m metav1.Object) Reconciled {
+	a, l := m.GetAnnotations(), m.GetLabels()
+	if gvk := a["objectset.rio.cattle.io/owner-gvk"]; strings.HasPrefix(gvk, "k3s.cattle.io/") && strings.HasSuffix(gvk, "Kind=Addon") {
+		name, ns := a["objectset.rio.cattle.io/owner-name"], a["objectset.rio.cattle.io/owner-namespace"]
+		if name != "" && ns != "" {
+			return Reconciled{Who: "k3s addon " + name, Inspect: "kubectl get addon " + name + " -n " + ns + " -o yaml"}
+		}
+		return Reconciled{Who: "a k3s addon"}
+	}
+	if l["addonmanager.kubernetes.io/mode"] == "Reconcile" {
+		return Reconciled{Who: "the addon manager"}
+	}
+	return Reconciled{}
+}
