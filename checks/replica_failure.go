@@ -42,7 +42,10 @@ level and what violates it), LimitRange (` + "`maximum`" + `/` + "`minimum`" + `
 or the message as it is. Refusals for a ServiceAccount that does not exist
 are missing-references' (named before any pod is attempted), and refusals by
 an admission webhook are admission-webhooks'. Critical when the ReplicaSet
-has no ready replica, a warning otherwise.
+has no ready replica, a warning otherwise. When the refusal has also left the
+Deployment's rollout past its ` + "`progressDeadlineSeconds`" + ` (` + "`Progressing=False`" + `,
+` + "`ProgressDeadlineExceeded`" + `), that condition is this finding's evidence and
+workload-pods' stuck rollout is folded into it: one finding, at the cause.
 
 ## How to fix
 Raise the quota or free it (` + "`kubectl describe resourcequota -n NS`" + `), fit the
@@ -80,9 +83,15 @@ func runReplicaFailure(p *doctor.Pass) error {
 			continue // missing-references' and admission-webhooks'
 		}
 		ref, kn := kube.Ref("apps/v1", "ReplicaSet", rs), "replicaset/"+rs.Name
+		var ev []string
 		if c := metav1.GetControllerOfNoCopy(rs); c != nil && deps[string(c.UID)] != nil {
 			d := deps[string(c.UID)]
 			ref, kn = kube.Ref("apps/v1", "Deployment", d), "deployment/"+d.Name
+			// The refusal is why its rollout passed the deadline: one
+			// finding (workload-pods' stuck rollout folds into it).
+			if stuck := stuckRollout(d); stuck != nil {
+				ev = append(ev, deadlineLine(p.Now, stuck))
+			}
 		}
 		why := "the API server refuses its pods"
 		rem := []doctor.Remediation{{Text: "read the controller's events", Command: fmt.Sprintf("kubectl describe replicaset %s -n %s", rs.Name, rs.Namespace)}}
@@ -104,7 +113,7 @@ func runReplicaFailure(p *doctor.Pass) error {
 		p.Report(doctor.Finding{Severity: sev, Object: ref, Cause: "replica-failure",
 			Message: fmt.Sprintf("%s has %d of %d pods: %s (ReplicaFailure %s since %s ago): %s",
 				kn, rs.Status.Replicas, *rs.Spec.Replicas, why, cond.Reason, since(p.Now, cond.LastTransitionTime), quote(msg)),
-			Remediation: rem})
+			Evidence: ev, Remediation: rem})
 	}
 	return nil
 }

@@ -96,8 +96,11 @@ func createFailures(p *doctor.Pass) []createFailure {
 // reportCreateFailures reports controllers that create no (or too few)
 // pods at their top owner, with the admission error as the API server
 // wrote it, parsed where its shape is known. A refusal by a webhook is
-// folded into admission-webhooks' finding on that webhook (Via).
-func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
+// folded into admission-webhooks' finding on that webhook (Via). A
+// Deployment in stuck (its rollout past the deadline, no pod problem) whose
+// pods are refused is this one finding, the deadline its evidence; it is
+// removed from stuck.
+func reportCreateFailures(p *doctor.Pass, reported map[string]bool, stuck map[string]*appsv1.DeploymentCondition) {
 	own := kube.OwnersOf(p.Snapshot)
 	hooks := map[string]kube.Webhook{}
 	if p.Snapshot.Err(snapshot.MutatingWebhooks) == nil && p.Snapshot.Err(snapshot.ValidatingWebhooks) == nil {
@@ -165,6 +168,10 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 			break // the newest refusal, as written; older ones are usually the same
 		}
 		ev = append(ev, clip(cf.conds, 1)...)
+		if c, ok := stuck[key]; ok {
+			ev = append(ev, deadlineLine(p.Now, c))
+			delete(stuck, key)
+		}
 		// replica-failure reports a ReplicaSet's refusal from its condition,
 		// and missing-references a ServiceAccount that does not exist, on
 		// the same top owner: when they ran, this finding is theirs.

@@ -107,6 +107,11 @@ are not reported. A workload scaled to zero has no pods and no finding.
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause
 and ` + "`kubectl rollout undo --to-revision`" + ` naming the previous revision.
+When its new pods have no problem because they do not exist (the API server
+refuses them: a ResourceQuota, a LimitRange, Pod Security), the refusal is
+the one finding and the passed deadline its evidence; a stuck rollout with
+no known cause folds into unschedulable's, pending-taints' or
+replica-failure's finding on the Deployment when they report one.
 
 When the workload backs an unavailable APIService or an admission webhook
 whose backend is broken, apiservice-unavailable and admission-webhooks name
@@ -202,15 +207,26 @@ func runWorkloadPods(p *doctor.Pass) error {
 		}
 		reportOwnerProblem(p, g, since, chained[key])
 	}
+	// A rollout stuck with no pod problem: when the API server refuses its
+	// pods, the refusal is the one finding and the deadline its evidence.
 	deps := p.Snapshot.Deployments()
+	stuck := map[string]*appsv1.DeploymentCondition{}
+	var stuckOrder []*appsv1.Deployment
 	for i := range deps {
 		d := &deps[i]
 		key := d.Namespace + "/Deployment/" + d.Name
 		if c := stuckRollout(d); c != nil && !stuckDone[key] && !reported[key] {
+			stuck[key] = c
+			stuckOrder = append(stuckOrder, d)
+		}
+	}
+	reportCreateFailures(p, reported, stuck)
+	for _, d := range stuckOrder {
+		key := d.Namespace + "/Deployment/" + d.Name
+		if c, ok := stuck[key]; ok {
 			reportStuck(p, d, c, nil, histories[key], chained[key])
 		}
 	}
-	reportCreateFailures(p, reported)
 	reportUnavailable(p, reported, chained)
 	return nil
 }
