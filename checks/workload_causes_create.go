@@ -174,10 +174,16 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool, stuck map[st
 		}
 		// replica-failure reports a ReplicaSet's refusal from its condition,
 		// and missing-references a ServiceAccount that does not exist, on
-		// the same top owner: when they ran, this finding is theirs.
+		// the same top owner: when they ran, this finding is theirs. Only a
+		// refusal for the ServiceAccount is missing-references' (its
+		// finding on a StatefulSet's missing governing Service explains
+		// no refusal).
 		var viaChecks []string
 		if len(via) == 0 {
-			via, viaChecks = []doctor.ObjectRef{top.Ref}, []string{"replica-failure", "missing-references"}
+			via, viaChecks = []doctor.ObjectRef{top.Ref}, []string{"replica-failure"}
+			if ec.Class == kube.EventServiceAccount {
+				viaChecks = append(viaChecks, "missing-references")
+			}
 		}
 		p.Report(doctor.Finding{Severity: severityFor(a), Object: top.Ref, Message: msg, Count: int(cf.want - cf.has), Cause: "create-failed",
 			Evidence: ev, Via: via, ViaChecks: viaChecks, Remediation: rem})
