@@ -87,9 +87,14 @@ suspended CronJob is not.
 A Deployment, StatefulSet or DaemonSet unavailable for five minutes that no
 rule explains is reported with its evidence: the newest distinct Warning
 events of it, its ReplicaSets and pods, and its failing conditions, e.g.
-` + "`0 of 1 replicas available for 60m: 1 pod is not ready and no container problem explains it`" + `
+` + "`0 of 1 replicas available for 60m: 1 pod was never scheduled: PodScheduled=False (Unschedulable): \"0/3 nodes are available: 3 Insufficient memory.\"`" + `
 with ` + "`FailedScheduling (x9 over 55m, 4m ago): 0/3 nodes are available: 3 Insufficient memory`" + `
-under it. Such a finding names (Via) its pods, nodes and claims: when
+under it. A pod that never got a node is described by what the cluster
+recorded: the scheduling gates that hold it, else its ` + "`PodScheduled=False`" + `
+condition's reason and message, else its newest Warning event, else that no
+scheduler has acted on it, naming ` + "`spec.schedulerName`" + ` when it is not
+` + "`default-scheduler`" + ` (a pod for a scheduler that does not run waits forever,
+with the command that lists every pod waiting for it). Such a finding names (Via) its pods, nodes and claims: when
 another check reports one of them (unschedulable, pvc-pending,
 sandbox-failures, admission-webhooks), the engine folds this finding into
 that one ("explains") instead of reporting it twice.
