@@ -68,7 +68,10 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   rolling Deployment), a volume source that does not exist, an attach or
   mount failure, a sandbox the node cannot create — or is quoted.
 
-Warning events come from the scan's one list of ` + "`type=Warning`" + ` events. A
+Warning events come from the scan's one list of ` + "`type=Warning`" + ` events, read
+and quoted without the mark client-go's event aggregator puts on events it
+folds together (` + "`(combined from similar events): `" + `): their count says they
+repeated. A
 crash loop whose container the kubelet kills after failed liveness or
 startup probes (` + "`Unhealthy`" + ` and ` + "`Killing`" + ` events) says so and quotes the probe's
 failure; exit 137 with reason ` + "`Error`" + ` is never called an OOM kill. Image pull

@@ -99,7 +99,7 @@ var (
 
 // ClassifyEvent reads one Warning event.
 func ClassifyEvent(reason, message string) EventCause {
-	m := strings.TrimSpace(message)
+	m := strings.TrimSpace(EventMessage(message))
 	switch reason {
 	case "FailedAttachVolume", "FailedMount", "FailedMapVolume":
 		if g := multiAttach.FindStringSubmatch(m); g != nil {
@@ -178,7 +178,7 @@ func ClassifyEvent(reason, message string) EventCause {
 // (a FailedCreate event, a ReplicaFailure condition): the admission
 // plugin's or webhook's refusal, parsed where its shape is known.
 func ClassifyAdmission(msg string) EventCause {
-	m := strings.TrimSpace(msg)
+	m := strings.TrimSpace(EventMessage(msg))
 	body := forbiddenPrefix.ReplaceAllString(m, "")
 	if g := quotaExceeded.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventQuota, Subject: g[1], Quota: &QuotaUse{Requested: g[2], Used: g[3], Limited: strings.TrimSpace(g[4])}}
