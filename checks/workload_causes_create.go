@@ -137,7 +137,10 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool, stuck map[st
 			rem = append(rem, doctor.Remediation{Text: "see the quota's use, then raise it or lower the pods' requests", Command: fmt.Sprintf("kubectl describe resourcequota %s -n %s", ec.Subject, ns)})
 		case kube.EventLimitRange:
 			msg += eventDetail(ec)
-			rem = append(rem, doctor.Remediation{Text: "compare the pods' requests and limits with the namespace's LimitRange", Command: fmt.Sprintf("kubectl describe limitrange -n %s", ns)})
+			rem = append(rem, doctor.Remediation{Text: "see the namespace's LimitRanges: their bounds and defaults", Command: fmt.Sprintf("kubectl describe limitrange -n %s", ns)})
+			if fit := limitRangeFit(top.KindName(), ns, ec.Limits); fit != nil {
+				rem = append(rem, *fit)
+			}
 		case kube.EventPodSecurity:
 			msg += eventDetail(ec)
 			rem = append(rem, doctor.Remediation{Text: "fix the pod template's securityContext, or review the namespace's pod-security.kubernetes.io/enforce label", Command: fmt.Sprintf("kubectl get namespace %s --show-labels", ns)})

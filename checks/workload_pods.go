@@ -81,8 +81,9 @@ Hub's "does not exist or may require docker login" is called ambiguous),
 with the registry and the pull secrets the pod declares (names only). A
 ReplicaSet, StatefulSet or DaemonSet the API server refuses pods
 (` + "`FailedCreate`" + `, ` + "`ReplicaFailure`" + `) is reported at its top owner with the
-admission error as written, parsed for ResourceQuota, LimitRange,
-PodSecurity and missing service accounts, e.g.
+admission error as written, parsed for ResourceQuota, LimitRange (every
+bound listed, with the ` + "`kubectl set resources`" + ` values that fit a bound per
+Container), PodSecurity and missing service accounts, e.g.
 ` + "`0 of 3 replicas available: replicaset billing-1 has 0 of 3 pods: the API server refuses to create them: ResourceQuota compute is exhausted: requested requests.cpu=500m, used requests.cpu=1800m, limited requests.cpu=2`" + `.
 A CronJob whose Jobs the API server refuses (its own ` + "`FailedCreate`" + `
 events, and no Job created since the newest) is reported the same way; a
