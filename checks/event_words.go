@@ -2,10 +2,12 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
 
@@ -36,20 +38,61 @@ func eventDetail(c kube.EventCause) string {
 		}
 		return fmt.Sprintf("ResourceQuota %s requires every container to declare %s", c.Subject, c.MustDeclare)
 	case kube.EventLimitRange:
-		l := c.Limit
-		if l == nil {
-			return ""
+		var out []string
+		for _, l := range c.Limits {
+			out = append(out, limitBreachWords(l))
 		}
-		if l.Ratio {
-			return fmt.Sprintf("a LimitRange allows a %s limit/request ratio of %s per %s, the pod has %s", l.Resource, l.Allowed, l.Per, l.Actual)
-		}
-		return fmt.Sprintf("a LimitRange allows a %s %s of %s per %s, the %s is %s", l.Bound, l.Resource, l.Allowed, l.Per, l.Field, l.Actual)
+		return strings.Join(out, "; ")
 	case kube.EventPodSecurity:
 		return fmt.Sprintf("the namespace enforces Pod Security %q: %s", c.Subject, c.Violations)
 	case kube.EventServiceAccount:
 		return fmt.Sprintf("service account %s does not exist", c.Subject)
 	}
 	return ""
+}
+
+// limitBreachWords is one LimitRange bound a pod breaks: "a LimitRange
+// allows a maximum memory of 512Mi per Container, the limit is 1Gi".
+func limitBreachWords(l kube.LimitBreach) string {
+	switch {
+	case l.Ratio && l.Missing:
+		return fmt.Sprintf("a LimitRange allows a %s limit/request ratio of %s per %s, which needs a %s: none is set (or it is 0)", l.Resource, l.Allowed, l.Per, l.Field)
+	case l.Ratio:
+		return fmt.Sprintf("a LimitRange allows a %s limit/request ratio of %s per %s, the pod has %s", l.Resource, l.Allowed, l.Per, l.Actual)
+	case l.Missing:
+		return fmt.Sprintf("a LimitRange allows a %s %s of %s per %s and sets no default %s %s: none is set", l.Bound, l.Resource, l.Allowed, l.Per, l.Resource, l.Field)
+	}
+	return fmt.Sprintf("a LimitRange allows a %s %s of %s per %s, the %s is %s", l.Bound, l.Resource, l.Allowed, l.Per, l.Field, l.Actual)
+}
+
+// limitRangeFit is the command that sets every container's requests and
+// limits to the LimitRange bounds they break (per Container bounds only; a
+// ratio or a bound per Pod has no single value to set), nil when there is
+// none: "kubectl set resources deployment/api -n shop --limits=cpu=1".
+func limitRangeFit(kindName, ns string, ls []kube.LimitBreach) *doctor.Remediation {
+	var limits, requests []string
+	for _, l := range ls {
+		if l.Ratio || !strings.EqualFold(l.Per, "Container") {
+			continue
+		}
+		v := l.Resource + "=" + l.Allowed
+		if l.Field == "limit" && !slices.Contains(limits, v) {
+			limits = append(limits, v)
+		} else if l.Field == "request" && !slices.Contains(requests, v) {
+			requests = append(requests, v)
+		}
+	}
+	if len(limits) == 0 && len(requests) == 0 {
+		return nil
+	}
+	cmd := fmt.Sprintf("kubectl set resources %s -n %s", kindName, ns)
+	if len(limits) > 0 {
+		cmd += " --limits=" + strings.Join(limits, ",")
+	}
+	if len(requests) > 0 {
+		cmd += " --requests=" + strings.Join(requests, ",")
+	}
+	return &doctor.Remediation{Text: "fit its containers into the LimitRange's bounds (this sets them on every container; add -c NAME for one), or change the LimitRange", Command: cmd}
 }
 
 // evictionShort is an eviction in a few words: "node short of memory",

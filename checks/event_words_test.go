@@ -57,3 +57,33 @@ func TestDeclares(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestLimitRangeFit: the bounds per Container a pod breaks become one
+// kubectl set resources with the real values; ratios and bounds per Pod
+// have no single value and give none.
+func TestLimitRangeFit(t *testing.T) {
+	for _, tc := range []struct {
+		msg, want string
+	}{
+		{`pods "x" is forbidden: maximum cpu usage per Container is 1, but limit is 2`, "kubectl set resources deployment/api -n shop --limits=cpu=1"},
+		{`pods "x" is forbidden: maximum cpu usage per Container is 1.  No limit is specified`, "kubectl set resources deployment/api -n shop --limits=cpu=1"},
+		{`pods "x" is forbidden: minimum memory usage per Container is 64Mi.  No request is specified`, "kubectl set resources deployment/api -n shop --requests=memory=64Mi"},
+		{`pods "x" is forbidden: [maximum memory usage per Container is 1Gi, but limit is 2Gi, minimum cpu usage per Container is 100m, but request is 50m]`,
+			"kubectl set resources deployment/api -n shop --limits=memory=1Gi --requests=cpu=100m"},
+		{`pods "x" is forbidden: cpu max limit to request ratio per Container is 2, but provided ratio is 4.000000`, ""},
+		{`pods "x" is forbidden: maximum cpu usage per Pod is 2, but limit is 3`, ""},
+	} {
+		ec := kube.ClassifyAdmission(tc.msg)
+		if ec.Class != kube.EventLimitRange {
+			t.Errorf("%q: class %s", tc.msg, ec.Class)
+			continue
+		}
+		got := ""
+		if r := limitRangeFit("deployment/api", "shop", ec.Limits); r != nil {
+			got = r.Command
+		}
+		if got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.msg, got, tc.want)
+		}
+	}
+}

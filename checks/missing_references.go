@@ -44,7 +44,8 @@ so no pod-level check sees anything. Pods created before the account was
 deleted keep running until the next rollout, eviction or node failure, and
 then are not replaced. A StatefulSet whose ` + "`serviceName`" + ` names no Service
 runs, but its pods get no stable DNS names (` + "`db-0.db`" + `): members of a cluster
-that find each other by name never do. A missing image pull secret makes the kubelet pull
+that find each other by name never do, and clients that address a member by
+its name cannot reach it. A missing image pull secret makes the kubelet pull
 anonymously: private images fail with ` + "`ImagePullBackOff`" + ` (see workload-pods).
 
 ## How it is detected
@@ -55,9 +56,11 @@ StatefulSet, DaemonSet, Job, CronJob, bare pod) the template's
 StatefulSets scaled to zero, finished Jobs and suspended CronJobs are left
 alone. Critical when the workload has no running pod (nothing serves), a
 warning when older pods still run (the next rollout or eviction leaves it
-with none). A StatefulSet of more than one replica must have the Service its
-` + "`serviceName`" + ` names in its namespace (a warning; a single member has no peer to
-find by name).
+with none). A StatefulSet must have the Service its ` + "`serviceName`" + ` names in
+its own namespace (a warning; a Service of that name in another namespace
+does not count; an empty ` + "`serviceName`" + ` asks for none). A single member
+gets no stable DNS name either, and whoever scales it up gets members that
+cannot find each other.
 
 Secrets are never read, so a missing pull secret is not guessed from the
 spec: the kubelet says it, with a ` + "`FailedToRetrieveImagePullSecret`" + ` event
@@ -108,15 +111,8 @@ func runMissingReferences(p *doctor.Pass) error {
 		if w.Spec == nil || dormant(w) {
 			continue
 		}
-		// A single member has no peer to find by name: nothing breaks.
-		if sts, ok := w.Object.(*appsv1.StatefulSet); ok && sts.Spec.ServiceName != "" && sts.Spec.Replicas != nil && *sts.Spec.Replicas > 1 &&
-			svcs.Get(sts.Namespace, sts.Spec.ServiceName) == nil {
-			p.Report(doctor.Finding{Severity: doctor.Warning, Object: w.Ref, Cause: "governing-service",
-				Message: fmt.Sprintf("statefulset/%s names serviceName %s, which does not exist in namespace %s: its pods get no stable DNS names (%s-0.%s), so members that find each other by name never do",
-					sts.Name, sts.Spec.ServiceName, sts.Namespace, sts.Name, sts.Spec.ServiceName),
-				Remediation: []doctor.Remediation{{Text: "create the headless Service that governs it",
-					Command: fmt.Sprintf("kubectl create service clusterip %s -n %s --clusterip=None && kubectl set selector service %s -n %s '%s'",
-						sts.Spec.ServiceName, sts.Namespace, sts.Spec.ServiceName, sts.Namespace, kube.SelectorString(sts.Spec.Template.Labels))}}})
+		if sts, ok := w.Object.(*appsv1.StatefulSet); ok {
+			reportGoverningService(p, w, sts, svcs)
 		}
 		name := w.Spec.ServiceAccountName
 		if name == "" {
@@ -155,6 +151,27 @@ func runMissingReferences(p *doctor.Pass) error {
 	}
 	reportPullSecrets(p, owners)
 	return nil
+}
+
+// reportGoverningService reports a StatefulSet whose serviceName names no
+// Service in its namespace (a Service of that name elsewhere does not
+// govern it): its pods get no DNS records of their own. An empty
+// serviceName asks for none; Services that could not be read are never
+// called missing.
+func reportGoverningService(p *doctor.Pass, w *kube.Workload, sts *appsv1.StatefulSet, svcs *kube.Services) {
+	name := sts.Spec.ServiceName
+	if name == "" || p.Snapshot.Err(snapshot.Services) != nil || svcs.Get(sts.Namespace, name) != nil {
+		return
+	}
+	effect := fmt.Sprintf("its pods get no stable DNS names (%s-0.%s), so members that find each other by name never do", sts.Name, name)
+	if replicasOf(sts.Spec.Replicas) == 1 {
+		effect = fmt.Sprintf("its pod gets no stable DNS name (%s-0.%s): nothing reaches it by that name, and members added by scaling it up cannot find each other", sts.Name, name)
+	}
+	p.Report(doctor.Finding{Severity: doctor.Warning, Object: w.Ref, Cause: "governing-service",
+		Message: fmt.Sprintf("statefulset/%s names serviceName %s, which does not exist in namespace %s: %s", sts.Name, name, sts.Namespace, effect),
+		Remediation: []doctor.Remediation{{Text: "create the headless Service that governs it",
+			Command: fmt.Sprintf("kubectl create service clusterip %s -n %s --clusterip=None && kubectl set selector service %s -n %s '%s'",
+				name, sts.Namespace, name, sts.Namespace, kube.SelectorString(sts.Spec.Template.Labels))}}})
 }
 
 // dormant says whether a workload creates no pods on purpose: scaled to

@@ -89,7 +89,7 @@ func reportStatefulSetStorms(p *doctor.Pass, reported map[string]bool) {
 		first, last, n := w.First, w.Last, w.Count
 		g.recreations += n
 		g.seen(first, last)
-		if pod := recreatedPod(e.Message); pod != "" {
+		if pod := recreatedPod(w.Message); pod != "" {
 			g.pods[pod] = true
 		}
 	}

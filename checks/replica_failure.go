@@ -38,15 +38,24 @@ and retries forever.
 Every ReplicaSet with ` + "`ReplicaFailure=True`" + ` is reported on its Deployment (or
 itself when it has none), with the API server's message and its class:
 ` + "`exceeded quota`" + ` (the quota and the resource), ` + "`violates PodSecurity`" + ` (the
-level and what violates it), LimitRange (` + "`maximum`" + `/` + "`minimum`" + ` ... ` + "`per Container`" + `),
-or the message as it is. Refusals for a ServiceAccount that does not exist
+level and what violates it), LimitRange (every bound the LimitRanger lists:
+` + "`maximum`" + `/` + "`minimum`" + ` ... ` + "`per Container`" + ` or ` + "`per Pod`" + `, a limit or request not set that
+the LimitRange has no default for, a limit/request ratio), or the message as
+it is. LimitRanges themselves are not read (one more LIST for what
+` + "`kubectl describe limitrange`" + ` shows): the API server's message names the
+bound, and a bound per Container gets the ` + "`kubectl set resources`" + ` command
+with its value. Refusals for a ServiceAccount that does not exist
 are missing-references' (named before any pod is attempted), and refusals by
 an admission webhook are admission-webhooks'. Critical when the ReplicaSet
-has no ready replica, a warning otherwise.
+has no ready replica, a warning otherwise. When the refusal has also left the
+Deployment's rollout past its ` + "`progressDeadlineSeconds`" + ` (` + "`Progressing=False`" + `,
+` + "`ProgressDeadlineExceeded`" + `), that condition is this finding's evidence and
+workload-pods' stuck rollout is folded into it: one finding, at the cause.
 
 ## How to fix
 Raise the quota or free it (` + "`kubectl describe resourcequota -n NS`" + `), fit the
-requests into the LimitRange, or make the template meet the namespace's Pod
+requests and limits into the LimitRange (` + "`kubectl describe limitrange -n NS`" + `,
+` + "`kubectl set resources`" + `), or make the template meet the namespace's Pod
 Security level (or change the level, ` + "`pod-security.kubernetes.io/enforce`" + `).
 
 ## References
@@ -80,9 +89,15 @@ func runReplicaFailure(p *doctor.Pass) error {
 			continue // missing-references' and admission-webhooks'
 		}
 		ref, kn := kube.Ref("apps/v1", "ReplicaSet", rs), "replicaset/"+rs.Name
+		var ev []string
 		if c := metav1.GetControllerOfNoCopy(rs); c != nil && deps[string(c.UID)] != nil {
 			d := deps[string(c.UID)]
 			ref, kn = kube.Ref("apps/v1", "Deployment", d), "deployment/"+d.Name
+			// The refusal is why its rollout passed the deadline: one
+			// finding (workload-pods' stuck rollout folds into it).
+			if stuck := stuckRollout(d); stuck != nil {
+				ev = append(ev, deadlineLine(p.Now, stuck))
+			}
 		}
 		why := "the API server refuses its pods"
 		rem := []doctor.Remediation{{Text: "read the controller's events", Command: fmt.Sprintf("kubectl describe replicaset %s -n %s", rs.Name, rs.Namespace)}}
@@ -95,7 +110,14 @@ func runReplicaFailure(p *doctor.Pass) error {
 			rem = append([]doctor.Remediation{{Text: "see the namespace's Pod Security level; make the template meet it", Command: "kubectl get namespace " + rs.Namespace + " --show-labels"}}, rem...)
 		case strings.Contains(low, "per container") || strings.Contains(low, "limitrange") || strings.Contains(low, "per pod"):
 			why = "a LimitRange of the namespace forbids its requests or limits"
-			rem = append([]doctor.Remediation{{Text: "compare the template's resources with the LimitRange", Command: "kubectl describe limitrange -n " + rs.Namespace}}, rem...)
+			fix := []doctor.Remediation{{Text: "see the namespace's LimitRanges: their bounds and defaults", Command: "kubectl describe limitrange -n " + rs.Namespace}}
+			if ec := kube.ClassifyAdmission(msg); ec.Class == kube.EventLimitRange {
+				why += " (" + eventDetail(ec) + ")"
+				if fit := limitRangeFit(kn, rs.Namespace, ec.Limits); fit != nil {
+					fix = append(fix, *fit)
+				}
+			}
+			rem = append(fix, rem...)
 		}
 		sev := doctor.Critical
 		if rs.Status.ReadyReplicas > 0 {
@@ -104,7 +126,7 @@ func runReplicaFailure(p *doctor.Pass) error {
 		p.Report(doctor.Finding{Severity: sev, Object: ref, Cause: "replica-failure",
 			Message: fmt.Sprintf("%s has %d of %d pods: %s (ReplicaFailure %s since %s ago): %s",
 				kn, rs.Status.Replicas, *rs.Spec.Replicas, why, cond.Reason, since(p.Now, cond.LastTransitionTime), quote(msg)),
-			Remediation: rem})
+			Evidence: ev, Remediation: rem})
 	}
 	return nil
 }

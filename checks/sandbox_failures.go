@@ -218,7 +218,7 @@ func sandboxEventsFor(pod *corev1.Pod, events []*corev1.Event) *podSandboxEvents
 		}
 		first, last, count := kube.EventTimes(e)
 		if out == nil {
-			out = &podSandboxEvents{first: first, last: last, count: count, message: e.Message}
+			out = &podSandboxEvents{first: first, last: last, count: count, message: kube.EventMessage(e.Message)}
 			continue
 		}
 		out.count += count
@@ -226,7 +226,7 @@ func sandboxEventsFor(pod *corev1.Pod, events []*corev1.Event) *podSandboxEvents
 			out.first = first
 		}
 		if last.After(out.last) {
-			out.last, out.message = last, e.Message
+			out.last, out.message = last, kube.EventMessage(e.Message)
 		}
 	}
 	return out

@@ -96,8 +96,11 @@ func createFailures(p *doctor.Pass) []createFailure {
 // reportCreateFailures reports controllers that create no (or too few)
 // pods at their top owner, with the admission error as the API server
 // wrote it, parsed where its shape is known. A refusal by a webhook is
-// folded into admission-webhooks' finding on that webhook (Via).
-func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
+// folded into admission-webhooks' finding on that webhook (Via). A
+// Deployment in stuck (its rollout past the deadline, no pod problem) whose
+// pods are refused is this one finding, the deadline its evidence; it is
+// removed from stuck.
+func reportCreateFailures(p *doctor.Pass, reported map[string]bool, stuck map[string]*appsv1.DeploymentCondition) {
 	own := kube.OwnersOf(p.Snapshot)
 	hooks := map[string]kube.Webhook{}
 	if p.Snapshot.Err(snapshot.MutatingWebhooks) == nil && p.Snapshot.Err(snapshot.ValidatingWebhooks) == nil {
@@ -134,7 +137,10 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 			rem = append(rem, doctor.Remediation{Text: "see the quota's use, then raise it or lower the pods' requests", Command: fmt.Sprintf("kubectl describe resourcequota %s -n %s", ec.Subject, ns)})
 		case kube.EventLimitRange:
 			msg += eventDetail(ec)
-			rem = append(rem, doctor.Remediation{Text: "compare the pods' requests and limits with the namespace's LimitRange", Command: fmt.Sprintf("kubectl describe limitrange -n %s", ns)})
+			rem = append(rem, doctor.Remediation{Text: "see the namespace's LimitRanges: their bounds and defaults", Command: fmt.Sprintf("kubectl describe limitrange -n %s", ns)})
+			if fit := limitRangeFit(top.KindName(), ns, ec.Limits); fit != nil {
+				rem = append(rem, *fit)
+			}
 		case kube.EventPodSecurity:
 			msg += eventDetail(ec)
 			rem = append(rem, doctor.Remediation{Text: "fix the pod template's securityContext, or review the namespace's pod-security.kubernetes.io/enforce label", Command: fmt.Sprintf("kubectl get namespace %s --show-labels", ns)})
@@ -165,12 +171,22 @@ func reportCreateFailures(p *doctor.Pass, reported map[string]bool) {
 			break // the newest refusal, as written; older ones are usually the same
 		}
 		ev = append(ev, clip(cf.conds, 1)...)
+		if c, ok := stuck[key]; ok {
+			ev = append(ev, deadlineLine(p.Now, c))
+			delete(stuck, key)
+		}
 		// replica-failure reports a ReplicaSet's refusal from its condition,
 		// and missing-references a ServiceAccount that does not exist, on
-		// the same top owner: when they ran, this finding is theirs.
+		// the same top owner: when they ran, this finding is theirs. Only a
+		// refusal for the ServiceAccount is missing-references' (its
+		// finding on a StatefulSet's missing governing Service explains
+		// no refusal).
 		var viaChecks []string
 		if len(via) == 0 {
-			via, viaChecks = []doctor.ObjectRef{top.Ref}, []string{"replica-failure", "missing-references"}
+			via, viaChecks = []doctor.ObjectRef{top.Ref}, []string{"replica-failure"}
+			if ec.Class == kube.EventServiceAccount {
+				viaChecks = append(viaChecks, "missing-references")
+			}
 		}
 		p.Report(doctor.Finding{Severity: severityFor(a), Object: top.Ref, Message: msg, Count: int(cf.want - cf.has), Cause: "create-failed",
 			Evidence: ev, Via: via, ViaChecks: viaChecks, Remediation: rem})

@@ -72,7 +72,10 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   rolling Deployment), a volume source that does not exist, an attach or
   mount failure, a sandbox the node cannot create — or is quoted.
 
-Warning events come from the scan's one list of ` + "`type=Warning`" + ` events. A
+Warning events come from the scan's one list of ` + "`type=Warning`" + ` events, read
+and quoted without the mark client-go's event aggregator puts on events it
+folds together (` + "`(combined from similar events): `" + `): their count says they
+repeated. A
 crash loop whose container the kubelet kills after failed liveness or
 startup probes (` + "`Unhealthy`" + ` and ` + "`Killing`" + ` events) says so and quotes the probe's
 failure; exit 137 with reason ` + "`Error`" + ` is never called an OOM kill. Image pull
@@ -82,8 +85,9 @@ Hub's "does not exist or may require docker login" is called ambiguous),
 with the registry and the pull secrets the pod declares (names only). A
 ReplicaSet, StatefulSet or DaemonSet the API server refuses pods
 (` + "`FailedCreate`" + `, ` + "`ReplicaFailure`" + `) is reported at its top owner with the
-admission error as written, parsed for ResourceQuota, LimitRange,
-PodSecurity and missing service accounts, e.g.
+admission error as written, parsed for ResourceQuota, LimitRange (every
+bound listed, with the ` + "`kubectl set resources`" + ` values that fit a bound per
+Container), PodSecurity and missing service accounts, e.g.
 ` + "`0 of 3 replicas available: replicaset billing-1 has 0 of 3 pods: the API server refuses to create them: ResourceQuota compute is exhausted: requested requests.cpu=500m, used requests.cpu=1800m, limited requests.cpu=2`" + `.
 A CronJob whose Jobs the API server refuses (its own ` + "`FailedCreate`" + `
 events, and no Job created since the newest) is reported the same way; a
@@ -91,9 +95,14 @@ suspended CronJob is not.
 A Deployment, StatefulSet or DaemonSet unavailable for five minutes that no
 rule explains is reported with its evidence: the newest distinct Warning
 events of it, its ReplicaSets and pods, and its failing conditions, e.g.
-` + "`0 of 1 replicas available for 60m: 1 pod is not ready and no container problem explains it`" + `
+` + "`0 of 1 replicas available for 60m: 1 pod was never scheduled: PodScheduled=False (Unschedulable): \"0/3 nodes are available: 3 Insufficient memory.\"`" + `
 with ` + "`FailedScheduling (x9 over 55m, 4m ago): 0/3 nodes are available: 3 Insufficient memory`" + `
-under it. Such a finding names (Via) its pods, nodes and claims: when
+under it. A pod that never got a node is described by what the cluster
+recorded: the scheduling gates that hold it, else its ` + "`PodScheduled=False`" + `
+condition's reason and message, else its newest Warning event, else that no
+scheduler has acted on it, naming ` + "`spec.schedulerName`" + ` when it is not
+` + "`default-scheduler`" + ` (a pod for a scheduler that does not run waits forever,
+with the command that lists every pod waiting for it). Such a finding names (Via) its pods, nodes and claims: when
 another check reports one of them (unschedulable, pvc-pending,
 sandbox-failures, admission-webhooks), the engine folds this finding into
 that one ("explains") instead of reporting it twice.
@@ -115,6 +124,11 @@ its progress deadline). A workload scaled to zero has no pods and no finding.
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause
 and ` + "`kubectl rollout undo --to-revision`" + ` naming the previous revision.
+When its new pods have no problem because they do not exist (the API server
+refuses them: a ResourceQuota, a LimitRange, Pod Security), the refusal is
+the one finding and the passed deadline its evidence; a stuck rollout with
+no known cause folds into unschedulable's, pending-taints' or
+replica-failure's finding on the Deployment when they report one.
 
 When the workload backs an unavailable APIService or an admission webhook
 whose backend is broken, apiservice-unavailable and admission-webhooks name
@@ -234,15 +248,26 @@ func runWorkloadPods(p *doctor.Pass) error {
 		}
 		reportOwnerProblem(p, g, since, chained[key])
 	}
+	// A rollout stuck with no pod problem: when the API server refuses its
+	// pods, the refusal is the one finding and the deadline its evidence.
 	deps := p.Snapshot.Deployments()
+	stuck := map[string]*appsv1.DeploymentCondition{}
+	var stuckOrder []*appsv1.Deployment
 	for i := range deps {
 		d := &deps[i]
 		key := d.Namespace + "/Deployment/" + d.Name
 		if c := stuckRollout(d); c != nil && !stuckDone[key] && !reported[key] {
+			stuck[key] = c
+			stuckOrder = append(stuckOrder, d)
+		}
+	}
+	reportCreateFailures(p, reported, stuck)
+	for _, d := range stuckOrder {
+		key := d.Namespace + "/Deployment/" + d.Name
+		if c, ok := stuck[key]; ok {
 			reportStuck(p, d, c, nil, histories[key], chained[key])
 		}
 	}
-	reportCreateFailures(p, reported)
 	reportUnavailable(p, reported, chained)
 	return nil
 }

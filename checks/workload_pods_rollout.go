@@ -29,6 +29,22 @@ func stuckRollout(d *appsv1.Deployment) *appsv1.DeploymentCondition {
 	return nil
 }
 
+// deadlineLine is the evidence that a rollout passed its progress deadline,
+// for a finding that names its cause: "Progressing=False
+// (ProgressDeadlineExceeded, 30m ago): ReplicaSet "web-5f6" has timed out
+// progressing.".
+func deadlineLine(now time.Time, c *appsv1.DeploymentCondition) string {
+	s := string(c.Type) + "=" + string(c.Status) + " (" + c.Reason
+	if ago := since(now, c.LastTransitionTime); ago != "" {
+		s += ", " + ago + " ago"
+	}
+	s += ")"
+	if c.Message != "" {
+		s += ": " + clipLine(c.Message, 200)
+	}
+	return s
+}
+
 // rollingWithinDeadline: a rollout still making progress is not judged yet.
 func rollingWithinDeadline(d *appsv1.Deployment, now, since time.Time) bool {
 	c := progressing(d)
@@ -99,9 +115,10 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	f := doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev}
 	if g == nil {
 		// No pod problem of ours explains it: pods the scheduler cannot
-		// place are the usual cause, and those checks report them on this
-		// Deployment. Fold into their finding; stand alone otherwise.
-		f.Via, f.ViaChecks = []doctor.ObjectRef{f.Object}, schedulingChecks
+		// place or the API server refuses are the usual cause, and those
+		// checks report them on this Deployment. Fold into their finding;
+		// stand alone otherwise.
+		f.Via, f.ViaChecks = []doctor.ObjectRef{f.Object}, stuckRolloutCauses
 	}
 	chain(&f, chained)
 	p.Report(f)

@@ -170,3 +170,43 @@ func TestUnavailableFoldsOnlyIntoCauses(t *testing.T) {
 		}
 	}
 }
+
+// TestStuckRolloutFoldsIntoReplicaFailure: a rollout past its deadline
+// because the API server refuses its new pods (a used-up ResourceQuota) is
+// one finding at the cause, replica-failure's, which keeps the deadline as
+// evidence; without replica-failure, workload-pods says it once, at the
+// refusal, with the same evidence.
+func TestStuckRolloutFoldsIntoReplicaFailure(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "replica-failure"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ServerVersion = FixtureServerVersion
+	find := func(cs ...*doctor.Check) []doctor.Finding {
+		var out []doctor.Finding
+		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
+			if f.Object.String() == "billing/deployment/orders" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	deadline := func(f doctor.Finding) bool {
+		return slices.ContainsFunc(f.Evidence, func(e string) bool { return strings.Contains(e, "ProgressDeadlineExceeded") })
+	}
+	both := find(checks.WorkloadPods, checks.ReplicaFailure)
+	if len(both) != 1 || both[0].Check != "replica-failure" || both[0].Severity != doctor.Critical || !deadline(both[0]) {
+		t.Errorf("got %+v, want one critical replica-failure finding with the deadline as evidence", both)
+	}
+	if len(both) == 1 && slices.ContainsFunc(both[0].Explains, func(e string) bool { return strings.Contains(e, "stuck") && !strings.Contains(e, "exceeded quota") }) {
+		t.Errorf("the stuck rollout is explained apart from the quota: %q", both[0].Explains)
+	}
+	alone := find(checks.WorkloadPods)
+	if len(alone) != 1 || alone[0].Cause != "create-failed" || !deadline(alone[0]) {
+		t.Errorf("without replica-failure want one create-failed finding with the deadline as evidence: %+v", alone)
+	}
+}

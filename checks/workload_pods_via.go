@@ -2,9 +2,12 @@ package checks
 
 import "github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 
-// schedulingChecks report pods the scheduler cannot place on their top
-// owner: a rollout stuck for that reason is their finding.
-var schedulingChecks = []string{"unschedulable", "pending-taints"}
+// stuckRolloutCauses report on a Deployment why its new pods do not exist
+// or do not run: pods the scheduler cannot place (unschedulable,
+// pending-taints) or pods the API server refuses to create
+// (replica-failure). A rollout stuck with no pod problem of its own is
+// their finding.
+var stuckRolloutCauses = []string{"unschedulable", "pending-taints", "replica-failure"}
 
 // unavailableCauses are the checks whose finding can be why a workload's
 // pods are missing or not ready (its claims, nodes, placement, admission,

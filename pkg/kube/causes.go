@@ -2,6 +2,7 @@ package kube
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -52,8 +53,9 @@ type EventCause struct {
 	// MustDeclare.
 	Quota       *QuotaUse
 	MustDeclare string
-	// Limit is the LimitRange bound the pod breaks (EventLimitRange).
-	Limit *LimitBreach
+	// Limits are the LimitRange bounds the pod breaks (EventLimitRange),
+	// in the order the API server lists them.
+	Limits []LimitBreach
 	// Violations is what Pod Security found (EventPodSecurity; Subject is
 	// the level enforced).
 	Violations string
@@ -73,22 +75,29 @@ type QuotaUse struct {
 // LimitBreach is a LimitRange bound a pod breaks: Bound (maximum or
 // minimum) Resource usage per Per is Allowed, but its Field (limit or
 // request) is Actual; or, with Ratio, the limit/request ratio of Resource
-// per Per may be Allowed and is Actual.
+// per Per may be Allowed and is Actual. Missing says the Field is not set
+// at all (the LimitRange has no default for it to fill in; with Ratio, the
+// request or limit is unset or zero), and Actual is then "".
 type LimitBreach struct {
 	Ratio                  bool
+	Missing                bool
 	Bound, Resource, Per   string
 	Allowed, Field, Actual string
 }
 
 var (
-	multiAttach     = regexp.MustCompile(`Multi-Attach error for volume "([^"]+)"(?: Volume is already used by pod\(s\) ([^.]*?)(?: and \d+ pod\(s\) in different namespaces)?$| (Volume is already .*))`)
-	forVolume       = regexp.MustCompile(`for volume "([^"]+)"`)
-	unmountedVols   = regexp.MustCompile(`unmounted volumes=\[([^\]]*)\]`)
-	sourceMissing   = regexp.MustCompile(`(?i)(configmap|secret|persistentvolumeclaim)s? "([^"]+)" not found`)
-	quotaExceeded   = regexp.MustCompile(`exceeded quota: ([^,]+), requested: ([^,]+(?:,[^,:]+)*?), used: ([^,]+(?:,[^,:]+)*?), limited: (.+)$`)
-	quotaMustSpec   = regexp.MustCompile(`failed quota: ([^:]+): must specify (.+)$`)
+	multiAttach   = regexp.MustCompile(`Multi-Attach error for volume "([^"]+)"(?: Volume is already used by pod\(s\) ([^.]*?)(?: and \d+ pod\(s\) in different namespaces)?$| (Volume is already .*))`)
+	forVolume     = regexp.MustCompile(`for volume "([^"]+)"`)
+	unmountedVols = regexp.MustCompile(`unmounted volumes=\[([^\]]*)\]`)
+	sourceMissing = regexp.MustCompile(`(?i)(configmap|secret|persistentvolumeclaim)s? "([^"]+)" not found`)
+	quotaExceeded = regexp.MustCompile(`exceeded quota: ([^,]+), requested: ([^,]+(?:,[^,:]+)*?), used: ([^,]+(?:,[^,:]+)*?), limited: (.+)$`)
+	quotaMustSpec = regexp.MustCompile(`failed quota: ([^:]+): must specify (.+)$`)
+	// The LimitRanger admission plugin's messages, one per bound broken
+	// (several are listed in brackets, comma-separated).
 	limitRangeMsg   = regexp.MustCompile(`(?i)(maximum|minimum) (\S+) usage per (Container|Pod|PersistentVolumeClaim) is ([^\s,]+),?\s+but (limit|request) is ([^\s,\]]+)`)
-	limitRatio      = regexp.MustCompile(`(\S+) max limit to request ratio per (Container|Pod) is (\S+), but provided ratio is (\S+)`)
+	limitUnset      = regexp.MustCompile(`(?i)(maximum|minimum) (\S+) usage per (Container|Pod|PersistentVolumeClaim) is ([^\s,]+?)\.?\s+No (limit|request) is specified`)
+	limitRatio      = regexp.MustCompile(`(\S+) max limit to request ratio per (Container|Pod) is ([^\s,]+), but provided ratio is ([^\s,\]]+)`)
+	limitRatioUnset = regexp.MustCompile(`(\S+) max limit to request ratio per (Container|Pod) is ([^\s,]+), but no (request|limit) is specified or (?:request|limit) is 0`)
 	podSecurity     = regexp.MustCompile(`violates PodSecurity "([^"]+)": (.+)$`)
 	webhookDenied   = regexp.MustCompile(`admission webhook "([^"]+)" denied the request:? ?(.*)$`)
 	serviceAccount  = regexp.MustCompile(`serviceaccount "([^"]+)" not found`)
@@ -99,7 +108,7 @@ var (
 
 // ClassifyEvent reads one Warning event.
 func ClassifyEvent(reason, message string) EventCause {
-	m := strings.TrimSpace(message)
+	m := strings.TrimSpace(EventMessage(message))
 	switch reason {
 	case "FailedAttachVolume", "FailedMount", "FailedMapVolume":
 		if g := multiAttach.FindStringSubmatch(m); g != nil {
@@ -178,7 +187,7 @@ func ClassifyEvent(reason, message string) EventCause {
 // (a FailedCreate event, a ReplicaFailure condition): the admission
 // plugin's or webhook's refusal, parsed where its shape is known.
 func ClassifyAdmission(msg string) EventCause {
-	m := strings.TrimSpace(msg)
+	m := strings.TrimSpace(EventMessage(msg))
 	body := forbiddenPrefix.ReplaceAllString(m, "")
 	if g := quotaExceeded.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventQuota, Subject: g[1], Quota: &QuotaUse{Requested: g[2], Used: g[3], Limited: strings.TrimSpace(g[4])}}
@@ -186,13 +195,8 @@ func ClassifyAdmission(msg string) EventCause {
 	if g := quotaMustSpec.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventQuota, Subject: g[1], MustDeclare: strings.TrimSpace(g[2])}
 	}
-	if g := limitRangeMsg.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventLimitRange, Subject: g[2],
-			Limit: &LimitBreach{Bound: g[1], Resource: g[2], Per: g[3], Allowed: g[4], Field: g[5], Actual: g[6]}}
-	}
-	if g := limitRatio.FindStringSubmatch(body); g != nil {
-		return EventCause{Class: EventLimitRange, Subject: g[1],
-			Limit: &LimitBreach{Ratio: true, Resource: g[1], Per: g[2], Allowed: g[3], Actual: g[4]}}
+	if ls := limitBreaches(body); len(ls) > 0 {
+		return EventCause{Class: EventLimitRange, Subject: ls[0].Resource, Limits: ls}
 	}
 	if g := podSecurity.FindStringSubmatch(body); g != nil {
 		return EventCause{Class: EventPodSecurity, Subject: g[1], Violations: g[2]}
@@ -210,6 +214,46 @@ func ClassifyAdmission(msg string) EventCause {
 		return EventCause{Class: EventAdmission}
 	}
 	return EventCause{Class: EventOther}
+}
+
+// limitBreaches reads every LimitRange bound an admission error lists, in
+// its order.
+func limitBreaches(body string) []LimitBreach {
+	type at struct {
+		pos int
+		l   LimitBreach
+	}
+	var found []at
+	add := func(re *regexp.Regexp, mk func(g []string) LimitBreach) {
+		for _, ix := range re.FindAllStringSubmatchIndex(body, -1) {
+			g := make([]string, len(ix)/2)
+			for i := range g {
+				if ix[2*i] >= 0 {
+					g[i] = body[ix[2*i]:ix[2*i+1]]
+				}
+			}
+			found = append(found, at{ix[0], mk(g)})
+		}
+	}
+	lower := strings.ToLower
+	add(limitRangeMsg, func(g []string) LimitBreach {
+		return LimitBreach{Bound: lower(g[1]), Resource: g[2], Per: g[3], Allowed: g[4], Field: lower(g[5]), Actual: g[6]}
+	})
+	add(limitUnset, func(g []string) LimitBreach {
+		return LimitBreach{Missing: true, Bound: lower(g[1]), Resource: g[2], Per: g[3], Allowed: g[4], Field: lower(g[5])}
+	})
+	add(limitRatio, func(g []string) LimitBreach {
+		return LimitBreach{Ratio: true, Resource: g[1], Per: g[2], Allowed: g[3], Actual: g[4]}
+	})
+	add(limitRatioUnset, func(g []string) LimitBreach {
+		return LimitBreach{Ratio: true, Missing: true, Resource: g[1], Per: g[2], Allowed: g[3], Field: g[4]}
+	})
+	sort.SliceStable(found, func(i, j int) bool { return found[i].pos < found[j].pos })
+	out := make([]LimitBreach, len(found))
+	for i, f := range found {
+		out[i] = f.l
+	}
+	return out
 }
 
 // SandboxCause is why the runtime could not create or keep a pod sandbox,

@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -34,6 +36,22 @@ func EventTimes(e *corev1.Event) (first, last time.Time, count int) {
 		count = 1
 	}
 	return first, last, count
+}
+
+// aggregated matches the mark client-go's event aggregator puts on a
+// message when it folds similar events into one, "(combined from similar
+// events): " before it (and, as some recorders and exporters write it,
+// after it), so that the count, not the text, says it repeated.
+var aggregated = regexp.MustCompile(`(?i)^(?:\s*\(combined from similar events\)\s*:?\s*)+|(?:\s*\(combined from similar events\)\s*\.?)+\s*$`)
+
+// EventMessage is an event's message without the aggregator's mark. The
+// message of very old recorders, "(events with common reason combined)",
+// is the whole of what they kept and stays as it is.
+func EventMessage(msg string) string {
+	if out := strings.TrimSpace(aggregated.ReplaceAllString(msg, "")); out != "" {
+		return out
+	}
+	return msg
 }
 
 // EventLast is when the event was last seen.

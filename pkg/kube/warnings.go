@@ -68,7 +68,7 @@ func WarningEventsOf(s *snapshot.Snapshot) *WarningIndex {
 			if host == "" && e.InvolvedObject.Kind == "Pod" && e.ReportingInstance != "" && src == "kubelet" {
 				host = e.ReportingInstance
 			}
-			w := &Warning{Reason: e.Reason, Message: e.Message, Kind: e.InvolvedObject.Kind, Namespace: ns,
+			w := &Warning{Reason: e.Reason, Message: EventMessage(e.Message), Kind: e.InvolvedObject.Kind, Namespace: ns,
 				Name: e.InvolvedObject.Name, UID: e.InvolvedObject.UID, FieldPath: e.InvolvedObject.FieldPath,
 				First: first, Last: last, Count: count, Source: src, Host: host, Event: e}
 			x.all = append(x.all, w)

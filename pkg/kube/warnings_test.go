@@ -51,3 +51,46 @@ func TestWarningEventsOf(t *testing.T) {
 		t.Errorf("NewestDistinct = %v, want BackOff, Unhealthy (each once)", newest)
 	}
 }
+
+// TestEventMessage: the aggregator's mark goes, before or after the
+// message, in any case and repeated; a message that is nothing but an old
+// recorder's mark stays.
+func TestEventMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"(combined from similar events): Liveness probe failed: HTTP probe failed with statuscode: 500": "Liveness probe failed: HTTP probe failed with statuscode: 500",
+		"(Combined from similar events):(combined from similar events): Back-off pulling image":         "Back-off pulling image",
+		"Readiness probe failed: connection refused (combined from similar events)":                     "Readiness probe failed: connection refused",
+		"Readiness probe failed: connection refused (combined from similar events).":                    "Readiness probe failed: connection refused",
+		"  (combined from similar events) MountVolume.SetUp failed ":                                    "MountVolume.SetUp failed",
+		"MountVolume.SetUp failed for volume \"a\" : (combined from similar events) is not a mark here": "MountVolume.SetUp failed for volume \"a\" : (combined from similar events) is not a mark here",
+		"(events with common reason combined)":                                                          "(events with common reason combined)",
+		"(combined from similar events): ":                                                              "(combined from similar events): ",
+		"Created pod: web-1":                                                                            "Created pod: web-1",
+	} {
+		if got := EventMessage(in); got != want {
+			t.Errorf("EventMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestWarningsDropTheAggregatorMark: the index holds messages without the
+// mark, so a combined event and a plain one of the same text are one
+// distinct message.
+func TestWarningsDropTheAggregatorMark(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	ev := func(name, msg string, last time.Time) *corev1.Event {
+		return &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop"}, Type: "Warning", Reason: "Unhealthy", Message: msg,
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web-1", UID: "u1"}, LastTimestamp: metav1.NewTime(last), Count: 3}
+	}
+	s, err := snapshot.FromObjects(
+		ev("a", "Readiness probe failed: connection refused", t0.Add(-time.Hour)),
+		ev("b", "(combined from similar events): Readiness probe failed: connection refused", t0),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := NewestDistinct(5, WarningEventsOf(s).About("Pod", "shop", "web-1", "u1"))
+	if len(got) != 1 || got[0].Message != "Readiness probe failed: connection refused" || !got[0].Last.Equal(t0) {
+		t.Errorf("got %+v, want the newest, unmarked", got)
+	}
+}

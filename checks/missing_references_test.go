@@ -1,0 +1,61 @@
+package checks_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// TestGoverningServiceExplainsNoRefusal: a StatefulSet whose pods Pod
+// Security refuses and whose governing Service is missing has two
+// findings; the refusal is never folded under the missing Service (only a
+// refusal for a missing ServiceAccount is missing-references'). Without
+// Services read, no Service is called missing.
+func TestGoverningServiceExplainsNoRefusal(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "missing-references"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ServerVersion = FixtureServerVersion
+	var causes []string
+	for _, f := range doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods, checks.MissingReferences}, fixture.Now()).Findings {
+		if f.Object.String() == "data/statefulset/ledger" {
+			causes = append(causes, f.Check+"/"+f.Cause)
+			if len(f.Explains) > 0 {
+				t.Errorf("%s explains %q", f.Check, f.Explains)
+			}
+		}
+	}
+	slices.Sort(causes)
+	if want := []string{"missing-references/governing-service", "workload-pods/create-failed"}; !slices.Equal(causes, want) {
+		t.Errorf("ledger's findings %v, want %v", causes, want)
+	}
+
+	var reads []snapshot.Resource
+	for _, r := range append(slices.Clone(checks.MissingReferences.Reads), checks.MissingReferences.Optional...) {
+		if r != snapshot.Services {
+			reads = append(reads, r)
+		}
+	}
+	blind, err := set.SnapshotWith(reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blind.ServerVersion = FixtureServerVersion
+	r := doctor.Run(context.Background(), blind, []*doctor.Check{checks.MissingReferences}, fixture.Now())
+	for _, f := range r.Findings {
+		if f.Cause == "governing-service" {
+			t.Errorf("without Services read: %s", f.Message)
+		}
+	}
+}
