@@ -9,16 +9,9 @@ import "github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 // egress policy that allows DNS, a binding to an existing role, a free
 // volume, a healthy Gateway and route.
 var gapsWant = map[string][]wantFinding{
-	// The single-member StatefulSets of the other scenarios name a
-	// governing Service none of them creates: each gets no DNS name.
 	"missing-references": {
 		{doctor.Critical, "gaps/deployment/api", `^deployment/api runs as serviceaccount api-sa, which does not exist in namespace gaps: the API server refuses every pod it creates`, 1},
-		{doctor.Warning, "ec-secure/statefulset/priv", `^statefulset/priv names serviceName priv, which does not exist in namespace ec-secure: its pod gets no stable DNS name \(priv-0\.priv\)`, 1},
-		{doctor.Warning, "ep-shop/statefulset/db", `^statefulset/db names serviceName db, which does not exist in namespace ep-shop: its pod gets no stable DNS name \(db-0\.db\)`, 1},
-		{doctor.Warning, "es-data/statefulset/ledger", `^statefulset/ledger names serviceName ledger, which does not exist in namespace es-data: its pod gets no stable DNS name \(ledger-0\.ledger\)`, 1},
 		{doctor.Warning, "gaps/statefulset/kafka", `^statefulset/kafka names serviceName kafka-headless, which does not exist in namespace gaps: its pods get no stable DNS names \(kafka-0\.kafka-headless\)`, 1},
-		{doctor.Warning, "ops/statefulset/queue", `^statefulset/queue names serviceName queue, which does not exist in namespace ops: its pod gets no stable DNS name \(queue-0\.queue\)`, 1},
-		{doctor.Warning, "vault/statefulset/vault", `^statefulset/vault names serviceName vault, which does not exist in namespace vault: its pod gets no stable DNS name \(vault-0\.vault\)`, 1},
 	},
 	"rbac-missing-role": {
 		{doctor.Warning, "clusterrolebinding/gaps-backup-operator", `^clusterrolebinding gaps-backup-operator binds clusterrole gaps-backup-operator, which does not exist in the cluster: it grants serviceaccount gaps/backup nothing$`, 1},
