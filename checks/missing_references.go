@@ -56,11 +56,10 @@ StatefulSet, DaemonSet, Job, CronJob, bare pod) the template's
 StatefulSets scaled to zero, finished Jobs and suspended CronJobs are left
 alone. Critical when the workload has no running pod (nothing serves), a
 warning when older pods still run (the next rollout or eviction leaves it
-with none). A StatefulSet must have the Service its ` + "`serviceName`" + ` names in
-its own namespace (a warning; a Service of that name in another namespace
-does not count; an empty ` + "`serviceName`" + ` asks for none). A single member
-gets no stable DNS name either, and whoever scales it up gets members that
-cannot find each other.
+with none). A StatefulSet of more than one replica must have the Service its
+` + "`serviceName`" + ` names in its own namespace (a warning; a Service of that name
+in another namespace does not count; an empty ` + "`serviceName`" + ` asks for none; a
+single member has no peer to find by name).
 
 Secrets are never read, so a missing pull secret is not guessed from the
 spec: the kubelet says it, with a ` + "`FailedToRetrieveImagePullSecret`" + ` event
@@ -160,13 +159,13 @@ func runMissingReferences(p *doctor.Pass) error {
 // called missing.
 func reportGoverningService(p *doctor.Pass, w *kube.Workload, sts *appsv1.StatefulSet, svcs *kube.Services) {
 	name := sts.Spec.ServiceName
-	if name == "" || p.Snapshot.Err(snapshot.Services) != nil || svcs.Get(sts.Namespace, name) != nil {
+	// A single member has no peer to find by name, and single-replica
+	// charts often name a headless Service they do not create: nothing
+	// breaks, so it is not reported.
+	if name == "" || replicasOf(sts.Spec.Replicas) < 2 || p.Snapshot.Err(snapshot.Services) != nil || svcs.Get(sts.Namespace, name) != nil {
 		return
 	}
 	effect := fmt.Sprintf("its pods get no stable DNS names (%s-0.%s), so members that find each other by name never do", sts.Name, name)
-	if replicasOf(sts.Spec.Replicas) == 1 {
-		effect = fmt.Sprintf("its pod gets no stable DNS name (%s-0.%s): nothing reaches it by that name, and members added by scaling it up cannot find each other", sts.Name, name)
-	}
 	p.Report(doctor.Finding{Severity: doctor.Warning, Object: w.Ref, Cause: "governing-service",
 		Message: fmt.Sprintf("statefulset/%s names serviceName %s, which does not exist in namespace %s: %s", sts.Name, name, sts.Namespace, effect),
 		Remediation: []doctor.Remediation{{Text: "create the headless Service that governs it",
