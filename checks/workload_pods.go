@@ -225,6 +225,12 @@ func runWorkloadPods(p *doctor.Pass) error {
 		reported[key] = true
 		since := g.Since()
 		settled := persistent(g)
+		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok && stuckRollout(d) != nil {
+			// Past its progress deadline the rollout has waited long
+			// enough: its new pods' problem is the cause, however young
+			// (a pod recreated a minute ago after an image pull back-off).
+			settled = true
+		}
 		if g.Cause != kube.NotReady && p.Now.Sub(since) < problemMinAge && !settled {
 			continue
 		}
