@@ -96,6 +96,10 @@ func terminationWords(t *kube.Termination) string {
 		// stop that ignored SIGTERM), never the OOM killer's.
 		meaning = "SIGKILL, not an OOM kill: killed from outside, e.g. after failed liveness probes or ignoring SIGTERM"
 	}
+	if t.Reason == "StartError" || t.Reason == "ContainerCannotRun" {
+		// The runtime never started the process: the code is its own.
+		meaning = "the runtime could not start the process"
+	}
 	s := fmt.Sprintf("exit code %d (%s)", t.ExitCode, meaning)
 	if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
 		s += ", reason " + t.Reason

@@ -59,7 +59,10 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   unreachable*;
 - **configuration**: ` + "`CreateContainerConfigError`, `CreateContainerError`, `RunContainerError`" + `,
   naming the missing ConfigMap, Secret or key from the message (Secrets are
-  never read);
+  never read), or the command the image does not have or cannot execute
+  (runc, crun, containerd and CRI-O's "executable file not found in $PATH",
+  "no such file or directory", "permission denied"; also in a crash loop's
+  last termination, whose exit code is then the runtime's, not the app's);
 - **not ready**: Running but not ready for more than 5 minutes;
 - **stuck initializing**: an init container (not a native sidecar, which
   restarts always) running for more than 5 minutes while the pod is not

@@ -45,6 +45,9 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	var rem []doctor.Remediation
 	switch g.Cause {
 	case kube.CrashLoop:
+		if ex.Exec != "" {
+			rem = append(rem, execRemediation(g, ex))
+		}
 		rem = append(rem, doctor.Remediation{Text: "read the crashed container's logs",
 			Command: fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)})
 		rem = append(rem, doctor.Remediation{Text: "see the exit codes and events of one pod",
@@ -103,6 +106,9 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
 		}
 	case kube.ConfigError:
+		if ex.Exec != "" {
+			rem = append(rem, execRemediation(g, ex))
+		}
 		switch {
 		case ex.MissingKind == "ConfigMap" && ex.MissingKey == "":
 			rem = append(rem, doctor.Remediation{Text: "create the ConfigMap the pods reference (or fix the reference)",
@@ -148,4 +154,23 @@ func registryOf(image string) string {
 		return first
 	}
 	return "docker.io"
+}
+
+// execRemediation shows the command the container runs, to fix it or the
+// image: "kubectl get deployment/api -n shop -o jsonpath=...".
+func execRemediation(g *kube.OwnerProblem, ex kube.ContainerProblem) doctor.Remediation {
+	list := "containers"
+	if ex.Init {
+		list = "initContainers"
+	}
+	target, path := "pod/"+g.Pods[0].Name, ".spec"
+	if g.Owner.Spec != nil && g.Owner.Ref.Kind != "Pod" {
+		target, path = g.Owner.KindName(), strings.ReplaceAll(g.Owner.SpecPath, "/", ".")
+	}
+	text := "fix the container's command (or use an image that has " + ex.Exec + ")"
+	if ex.ExecDenied {
+		text = "fix the container's command (or make " + ex.Exec + " executable in the image: chmod +x)"
+	}
+	return doctor.Remediation{Text: text,
+		Command: fmt.Sprintf(`kubectl get %s -n %s -o jsonpath='{%s.%s[?(@.name=="%s")].command}'`, target, g.Owner.Ref.Namespace, path, list, ex.Container)}
 }

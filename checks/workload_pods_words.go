@@ -51,12 +51,15 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		details = fmt.Sprintf("%s restarted %s", cp, doctor.Plural(int(ex.Restarts), "time", "times"))
 		if ex.Last != nil {
 			details += ", last " + terminationWords(ex.Last)
-			if ex.Last.Message != "" {
+			if ex.Last.Message != "" && ex.Exec == "" { // an exec failure is said in words below
 				details += "; last termination message: " + quote(ex.Last.Message)
 			}
 		}
 		if _, phrase, ok := probeKill(p, g, ex.Container); ok {
 			return "crash-looping", details + "; " + phrase
+		}
+		if ex.Exec != "" {
+			details += "; " + execWords(ex)
 		}
 		return "crash-looping", details
 	case kube.NotStarted:
@@ -81,6 +84,9 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		}
 		return "unable to pull the image", details
 	case kube.ConfigError:
+		if ex.Exec != "" {
+			return "unable to start", fmt.Sprintf("%s cannot start: %s (%s)", cp, execWords(ex), ex.Reason)
+		}
 		if m := missingWords(ex); m != "" {
 			details = fmt.Sprintf("%s cannot be created: %s does not exist (%s)", cp, m, ex.Reason)
 		} else {
@@ -128,4 +134,16 @@ func memoryPhrase(p kube.ContainerProblem) string {
 		s += ", request " + p.MemoryRequest.String()
 	}
 	return s
+}
+
+// execWords: "its command gunicorn is not in image shop/api:2 (nor on its
+// $PATH)", "its command /entrypoint.sh is not executable in image ...".
+func execWords(ex kube.ContainerProblem) string {
+	if ex.ExecDenied {
+		return fmt.Sprintf("its command %s is not executable in image %s (permission denied)", ex.Exec, ex.Image)
+	}
+	if strings.HasPrefix(ex.Exec, "/") {
+		return fmt.Sprintf("its command %s does not exist in image %s", ex.Exec, ex.Image)
+	}
+	return fmt.Sprintf("its command %s is not in image %s (not on its $PATH)", ex.Exec, ex.Image)
 }

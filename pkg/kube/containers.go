@@ -94,6 +94,11 @@ type ContainerProblem struct {
 	MissingKind   string
 	MissingName   string
 	MissingKey    string
+	// Exec is the program the runtime could not run (ExecFailure), from
+	// a ConfigError's message or a crash loop's last termination; ExecDenied
+	// when it exists but is not executable.
+	Exec       string
+	ExecDenied bool
 	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
 	MemoryRequest *resource.Quantity
 	// Event is the pod's newest Warning event that says why, for
@@ -149,6 +154,9 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		switch w.Reason {
 		case "CrashLoopBackOff":
 			p.Cause = CrashLoop
+			if p.Last != nil {
+				p.Exec, p.ExecDenied = ExecFailure(p.Last.Message)
+			}
 			if p.Last != nil && p.Last.Reason == "OOMKilled" {
 				p.Cause = OOMKill
 			}
@@ -159,6 +167,7 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError", "PreCreateHookError", "PreStartHookError", "PostStartHookError":
 			p.Cause = ConfigError
 			p.MissingKind, p.MissingName, p.MissingKey = MissingConfig(w.Message)
+			p.Exec, p.ExecDenied = ExecFailure(w.Message)
 			return p, true
 		}
 		return p, false
@@ -342,6 +351,37 @@ func MissingConfig(message string) (kind, name, key string) {
 		return canonicalKind(m[1]), m[2], ""
 	}
 	return "", "", ""
+}
+
+// Exec failures as runc, crun, containerd and CRI-O word them.
+var (
+	execNotFound = []*regexp.Regexp{
+		regexp.MustCompile(`exec: "([^"]+)": executable file not found in \$PATH`),
+		regexp.MustCompile("executable file [`'\"]([^`'\"]+)[`'\"] not found in \\$PATH"),
+		regexp.MustCompile(`exec: "([^"]+)": stat [^:]+: no such file or directory`),
+		regexp.MustCompile(`exec ([^:\s]+): no such file or directory`),
+	}
+	execDenied = []*regexp.Regexp{
+		regexp.MustCompile(`exec: "([^"]+)": permission denied`),
+		regexp.MustCompile(`exec ([^:\s]+): permission denied`),
+	}
+)
+
+// ExecFailure reads a runtime's message for a container whose command
+// cannot be run: the program and whether it is missing from the image (or
+// its $PATH) or not executable. Empty when the message says neither.
+func ExecFailure(message string) (program string, denied bool) {
+	for _, re := range execNotFound {
+		if m := re.FindStringSubmatch(message); m != nil {
+			return m[1], false
+		}
+	}
+	for _, re := range execDenied {
+		if m := re.FindStringSubmatch(message); m != nil {
+			return m[1], true
+		}
+	}
+	return "", false
 }
 
 func canonicalKind(s string) string {
