@@ -133,6 +133,8 @@ func problemSummary(p kube.ContainerProblem) string {
 			return fmt.Sprintf("cannot start: %s does not exist", m)
 		}
 		return "cannot start: " + quote(p.Message)
+	case kube.NodeNotReady:
+		return "is on a node that is not ready"
 	case kube.InitRunning:
 		return "is stuck initializing: init container " + p.Container + " never finishes"
 	case kube.NotReady:

@@ -28,10 +28,11 @@ var WorkloadPods = &doctor.Check{
 	// down; the unavailable APIServices and webhooks whose findings name a
 	// backend's cause are where its finding folds (Via). Warning
 	// events and claims are the evidence and the cause of pods that never
-	// start; without them findings say what could not be read.
+	// start; without them findings say what could not be read. Nodes say
+	// when a pod's node is down (its status is then stale).
 	Reads: []snapshot.Resource{snapshot.Pods},
 	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
-		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims}, kube.WebhookConfigReads...)...),
+		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes}, kube.WebhookConfigReads...)...),
 	Run: runWorkloadPods,
 	Doc: `Workloads whose pods crash-loop, are OOM-killed, cannot pull their image, miss their configuration or never become ready
 
@@ -64,6 +65,12 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   "no such file or directory", "permission denied"; also in a crash loop's
   last termination, whose exit code is then the runtime's, not the app's);
 - **not ready**: Running but not ready for more than 5 minutes;
+- **node not ready**: the pod's node has Ready False or Unknown (its
+  kubelet stopped reporting): the containers' statuses are what that kubelet
+  last wrote, so the node is named as the cause instead of them, with whether
+  the pods tolerate the outage without limit (DaemonSets: never evicted,
+  never replaced) or belong to a StatefulSet (replaced only once deleted);
+  the finding folds into node-health's for that node;
 - **stuck initializing**: an init container (not a native sidecar, which
   restarts always) running for more than 5 minutes while the pod is not
   initialized, e.g. a "wait for the database" loop whose dependency never
@@ -320,6 +327,11 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	case kube.CrashLoop:
 		if kind, _, ok := probeKill(p, g, g.Example().Container); ok {
 			cause = kind + "-probe-kill"
+		}
+	case kube.NodeNotReady:
+		// One node outage is one finding: node-health's, which lists this.
+		for _, n := range g.Nodes() {
+			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: n})
 		}
 	case kube.NotStarted:
 		_, via, _ = notStarted(p, g)

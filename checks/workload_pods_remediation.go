@@ -125,6 +125,12 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	case kube.NotStarted:
 		_, _, r := notStarted(p, g)
 		rem = append(rem, r...)
+	case kube.NodeNotReady:
+		nodes := g.Nodes()
+		rem = append(rem, doctor.Remediation{Text: "see why the node is not ready (conditions, events, kubelet)",
+			Command: "kubectl describe node " + nodes[0]})
+		rem = append(rem, doctor.Remediation{Text: "once the node is confirmed shut down, mark it out of service so its pods and volumes move",
+			Command: fmt.Sprintf("kubectl taint nodes %s node.kubernetes.io/out-of-service=nodeshutdown:NoExecute", strings.Join(nodes, " "))})
 	case kube.InitRunning:
 		rem = append(rem, doctor.Remediation{Text: "read what the init container is waiting for or doing",
 			Command: fmt.Sprintf("kubectl logs -n %s pod/%s -c %s", ns, g.Pods[0].Name, ex.Container)})

@@ -93,6 +93,8 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 			details = fmt.Sprintf("%s cannot be created (%s: %s)", cp, ex.Reason, quote(ex.Message))
 		}
 		return "unable to start", details
+	case kube.NodeNotReady:
+		return "on a node that is not ready", nodeDownWords(g)
 	case kube.InitRunning:
 		return "stuck initializing", cp + " has been running all that time without finishing; the main containers wait for it"
 	case kube.NotReady:
@@ -146,4 +148,36 @@ func execWords(ex kube.ContainerProblem) string {
 		return fmt.Sprintf("its command %s does not exist in image %s", ex.Exec, ex.Image)
 	}
 	return fmt.Sprintf("its command %s is not in image %s (not on its $PATH)", ex.Exec, ex.Image)
+}
+
+// nodeDownWords: "node n3 stopped reporting (Ready=Unknown,
+// NodeStatusUnknown: "Kubelet stopped posting node status."): the pod's
+// status is what its kubelet last wrote; the pods tolerate the outage
+// without limit, so they are never evicted and nothing replaces them".
+func nodeDownWords(g *kube.OwnerProblem) string {
+	ex := g.Example()
+	nodes := g.Nodes()
+	node := "node " + strings.Join(doctor.Examples(nodes), ", ")
+	if len(nodes) > 1 {
+		node = "nodes " + strings.Join(doctor.Examples(nodes), ", ")
+	}
+	s := node + ": Ready is not True"
+	switch {
+	case ex.Message != "":
+		s += fmt.Sprintf(" (%s)", strings.Trim(ex.Reason+": "+quote(ex.Message), ": "))
+	case ex.Reason != "":
+		s += fmt.Sprintf(" (%s)", ex.Reason)
+	}
+	s += "; the pod status is what the kubelet last wrote"
+	forever := true
+	for _, pod := range g.Pods {
+		forever = forever && kube.ToleratesForever(pod)
+	}
+	switch {
+	case forever:
+		s += "; the pods tolerate the outage without a time limit, so they are never evicted and nothing replaces them"
+	case g.Owner.Ref.Kind == "StatefulSet":
+		s += "; a StatefulSet replaces a pod only once it is deleted, which the node cannot confirm"
+	}
+	return s
 }

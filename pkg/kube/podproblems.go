@@ -96,6 +96,10 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 		byKey := map[string]*OwnerProblem{}
 		for _, pod := range s.Pods() {
 			problems := PodProblems(pod, now)
+			if p, ok := nodeDownProblem(s, pod); ok {
+				// What its kubelet last wrote is stale: the node is why.
+				problems = []ContainerProblem{p}
+			}
 			if len(problems) == 0 {
 				if p, ok := StartProblem(pod, warnings); ok {
 					problems = []ContainerProblem{p}
@@ -196,7 +200,7 @@ func BackendProblem(s *snapshot.Snapshot, now time.Time, namespace, service stri
 }
 
 func causeRank(c Cause) int {
-	return slices.Index([]Cause{OOMKill, CrashLoop, ImagePull, ConfigError, NotStarted, InitRunning, NotReady}, c)
+	return slices.Index([]Cause{NodeNotReady, OOMKill, CrashLoop, ImagePull, ConfigError, NotStarted, InitRunning, NotReady}, c)
 }
 
 // backend is a Service behind a broken APIService or webhook, and the

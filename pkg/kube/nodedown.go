@@ -1,0 +1,81 @@
+package kube
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// NodeNotReady: the pod is bound to a node that is not Ready (its kubelet
+// stopped reporting, or says it is not ready): the pod's
+// container statuses are what that kubelet last wrote, and the node, not
+// the containers, is why the pod does not serve.
+const NodeNotReady Cause = "node-not-ready"
+
+type nodesByNameKey struct{}
+
+func nodesByName(s *snapshot.Snapshot) map[string]*corev1.Node {
+	return snapshot.Memo(s, nodesByNameKey{}, func() map[string]*corev1.Node {
+		nodes := s.Nodes()
+		out := make(map[string]*corev1.Node, len(nodes))
+		for i := range nodes {
+			out[nodes[i].Name] = &nodes[i]
+		}
+		return out
+	})
+}
+
+// NodeDown says whether the pod's node is listed and its Ready condition
+// is False or Unknown, with that condition (dated by its transition).
+func NodeDown(s *snapshot.Snapshot, pod *corev1.Pod) (corev1.NodeCondition, bool) {
+	if pod.Spec.NodeName == "" || s.Err(snapshot.Nodes) != nil {
+		return corev1.NodeCondition{}, false
+	}
+	n := nodesByName(s)[pod.Spec.NodeName]
+	if n == nil {
+		return corev1.NodeCondition{}, false
+	}
+	// A node without a Ready condition is not judged: a kubelet that has
+	// not reported yet, or a capture that left status out, says nothing.
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return c, true
+		}
+	}
+	return corev1.NodeCondition{}, false
+}
+
+// nodeDownProblem is the problem of a pod whose node is down, for its
+// first container.
+func nodeDownProblem(s *snapshot.Snapshot, pod *corev1.Pod) (ContainerProblem, bool) {
+	if pod.DeletionTimestamp != nil || Terminal(pod) || len(pod.Spec.Containers) == 0 {
+		return ContainerProblem{}, false
+	}
+	c, down := NodeDown(s, pod)
+	if !down {
+		return ContainerProblem{}, false
+	}
+	return ContainerProblem{Cause: NodeNotReady, Container: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image,
+		Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time}, true
+}
+
+// ToleratesForever says whether the pod tolerates its node being
+// unreachable or not ready without a time limit (DaemonSet pods, explicit
+// tolerations): it is never evicted, so its owner never replaces it.
+func ToleratesForever(pod *corev1.Pod) bool {
+	for _, t := range pod.Spec.Tolerations {
+		if t.Effect != "" && t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if t.TolerationSeconds != nil {
+			continue
+		}
+		if t.Operator == corev1.TolerationOpExists && t.Key == "" {
+			return true
+		}
+		if t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady {
+			return true
+		}
+	}
+	return false
+}
