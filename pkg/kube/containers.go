@@ -91,14 +91,14 @@ type ContainerProblem struct {
 	// MissingKind, MissingName and MissingKey say what a ConfigError says
 	// is missing (a ConfigMap or Secret, and a key of it); empty when the
 	// message names nothing.
-	MissingKind   string
-	MissingName   string
-	MissingKey    string
+	MissingKind string
+	MissingName string
+	MissingKey  string
 	// Exec is the program the runtime could not run (ExecFailure), from
 	// a ConfigError's message or a crash loop's last termination; ExecDenied
 	// when it exists but is not executable.
-	Exec       string
-	ExecDenied bool
+	Exec          string
+	ExecDenied    bool
 	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
 	MemoryRequest *resource.Quantity
 	// Event is the pod's newest Warning event that says why, for
