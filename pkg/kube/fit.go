@@ -64,8 +64,8 @@ type Fit struct {
 	// AbsentLabels are nodeSelector/affinity requirements no node
 	// satisfies at all.
 	AbsentLabels []AbsentLabel
-	// MissingClaims do not exist; UnboundClaims exist, bind immediately
-	// and are not Bound: the scheduler waits for them.
+	// MissingClaims do not exist; UnboundClaims exist and are Lost, or
+	// bind immediately and are not Bound: the scheduler waits for them.
 	MissingClaims, UnboundClaims []string
 	// Volumes are the topology restrictions of the pod's volumes;
 	// VolumeNowhere are those no node can meet (or none of the nodes
@@ -180,6 +180,10 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 		switch {
 		case pvc == nil:
 			f.MissingClaims = append(f.MissingClaims, name)
+		case pvc.Status.Phase == corev1.ClaimLost:
+			// Its volume is gone: it never binds again by itself, whatever
+			// its class's binding mode (pvc-pending reports it).
+			f.UnboundClaims = append(f.UnboundClaims, name)
 		case pvc.Status.Phase != corev1.ClaimBound && !st.WaitsForConsumer(pvc):
 			f.UnboundClaims = append(f.UnboundClaims, name)
 		}
