@@ -217,8 +217,13 @@ func soonestWords(s *kube.SoonestFix) string {
 	if sh.Resource == corev1.ResourcePods {
 		return fmt.Sprintf("make room for one pod on %s (it runs its %s allocatable pods)", s.Node, sh.Allocatable.String())
 	}
+	free := kube.NonNegative(sh.Free)
+	if free.IsZero() {
+		// Nothing is left there: lowering the request cannot help.
+		return fmt.Sprintf("free %s on %s (room is its only obstacle)", formatQuantity(sh.Resource, sh.Missing()), s.Node)
+	}
 	return fmt.Sprintf("free %s on %s, or lower the request to %s (room is its only obstacle)", formatQuantity(sh.Resource, sh.Missing()),
-		s.Node, formatQuantity(sh.Resource, kube.NonNegative(sh.Free)))
+		s.Node, formatQuantity(sh.Resource, free))
 }
 
 // volumeName is how messages name a volume: "volume pv-data (claim

@@ -181,3 +181,21 @@ func TestDriftTitles(t *testing.T) {
 		}
 	}
 }
+
+// TestSoonestRoomWords: lowering the request is offered only when the node
+// has something left to give.
+func TestSoonestRoomWords(t *testing.T) {
+	room := func(free string) *kube.SoonestFix {
+		return &kube.SoonestFix{Kind: kube.FixRoom, Node: "node-1", Shortage: kube.Shortage{Resource: corev1.ResourceCPU,
+			Request: resource.MustParse("2"), Free: resource.MustParse(free), Allocatable: resource.MustParse("4")}}
+	}
+	for free, want := range map[string]string{
+		"500m": "free 1.5 CPU on node-1, or lower the request to 0.5 CPU (room is its only obstacle)",
+		"0":    "free 2 CPU on node-1 (room is its only obstacle)",
+		"-1":   "free 3 CPU on node-1 (room is its only obstacle)",
+	} {
+		if got := soonestWords(room(free)); got != want {
+			t.Errorf("free %s: %q, want %q", free, got, want)
+		}
+	}
+}
