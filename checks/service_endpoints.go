@@ -53,7 +53,10 @@ EndpointSlices, and ` + "`ExternalName`" + ` Services have no endpoints: both ar
 the snapshot's pods of its namespace are matched against the selector:
 - no live pod matches: a finding naming the pods that *nearly* match — every
   selector label but one, with the value they carry instead (or the label they
-  lack) — grouped by their owning workload;
+  lack); for a selector of one label, pods carrying that label with a value
+  that looks like a typo of the selector's (letter case, a separated prefix or
+  suffix such as ` + "`checkout-svc`" + ` for ` + "`checkout`" + `, one or two letters off) —
+  grouped by their owning workload, with the patch that selects them;
 - pods match but none is Ready, for more than five minutes, and the Service's
   EndpointSlices hold no ready endpoint: a finding with the pods' owner and
   phases, quoting the newest Warning events about the pods (a failing
@@ -77,7 +80,7 @@ StatefulSet scaled to zero on purpose is quiet: it has no endpoint by design.
 A Service that matches no pod is only a warning when something depends on
 it: an Ingress or Gateway route sends traffic to it, an APIService or an
 admission webhook calls it, a StatefulSet names it as its serviceName, pods
-nearly match its selector (a typo), or its EndpointSlices still list
+nearly match its selector (a typo, never dormant), or its EndpointSlices still list
 endpoints; the finding names the referrers. Otherwise it is ` + "`info`" + `: platforms
 and charts ship Services for components that are not installed (dormant).
 When Ingresses, routes, APIServices or webhook configurations could not be
@@ -194,8 +197,12 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 	if len(misses) > 0 {
 		var parts []string
 		for _, m := range misses {
-			parts = append(parts, fmt.Sprintf("%s (%s) have %s", doctor.Plural(len(m.Pods), "pod", "pods"),
-				strings.Join(ownerNames(p.Snapshot, m.Pods), "; "), nearMissWords(m)))
+			verb := "have"
+			if len(m.Pods) == 1 {
+				verb = "has"
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s) %s %s", doctor.Plural(len(m.Pods), "pod", "pods"),
+				strings.Join(ownerNames(p.Snapshot, m.Pods), "; "), verb, nearMissWords(m)))
 		}
 		msg += "; nearly matching: " + strings.Join(parts, "; ")
 		best := misses[0]
