@@ -170,7 +170,7 @@ func TestCoverageExit(t *testing.T) {
 		line string
 	}{
 		"complete":      {full, ExitOK, "every check ran with all its data."},
-		"nodes denied":  {snapshot.WithError(full, snapshot.Nodes, forbidden), ExitReadsDenied, "1 not run, reads denied: node-health."},
+		"nodes denied":  {snapshot.WithError(full, snapshot.Nodes, forbidden), ExitReadsDenied, "1 not run, reads denied: node-health; 1 ran without some data, reads denied: workload-pods."},
 		"owners denied": {snapshot.WithError(full, snapshot.Deployments, forbidden), ExitReadsDenied, "1 ran without some data, reads denied: workload-pods."},
 		"not served":    {snapshot.WithError(full, snapshot.APIServices, unserved), ExitOK, "1 ran without some data, API not served by the cluster: workload-pods."},
 		"reads failed":  {snapshot.WithError(full, snapshot.Pods, errors.New("etcd is sad")), ExitError, "by 1 check; 1 not run, reads failed or the check errored: workload-pods."},

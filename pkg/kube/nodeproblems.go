@@ -97,3 +97,28 @@ func TaintSince(node *corev1.Node, t corev1.Taint) *time.Time {
 	}
 	return nil
 }
+
+// NodeDown is a node whose Ready condition is there and not True: False
+// (the kubelet says it is not ready) or Unknown (the kubelet stopped
+// posting: the node is unreachable), since the condition's last
+// transition. A node that has not posted a Ready condition yet is not
+// judged (ok false).
+type NodeDown struct {
+	Unreachable bool
+	Since       time.Time
+}
+
+// NodeNotReady returns the node's NotReady state, ok false when it is
+// Ready or has no Ready condition.
+func NodeNotReady(n *corev1.Node) (NodeDown, bool) {
+	for _, c := range n.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionTrue {
+			return NodeDown{}, false
+		}
+		return NodeDown{Unreachable: c.Status == corev1.ConditionUnknown || c.Reason == "NodeStatusUnknown", Since: c.LastTransitionTime.Time}, true
+	}
+	return NodeDown{}, false
+}
