@@ -70,7 +70,8 @@ the snapshot's pods of its namespace are matched against the selector:
 A Service of type ` + "`LoadBalancer`" + ` with no address in ` + "`status.loadBalancer.ingress`" + `
 ten minutes after its creation is a warning of its own, whatever its pods: the
 newest Warning event about the Service says why (the cloud controller
-manager's ` + "`SyncLoadBalancerFailed`" + `, MetalLB's ` + "`AllocationFailed`" + `); with none, no
+manager's ` + "`SyncLoadBalancerFailed`" + `, MetalLB's ` + "`AllocationFailed`" + `; the EndpointSlice
+controllers' and the ClusterIP allocator's events do not count); with none, no
 load-balancer controller has acted on it (no cloud controller manager, no
 MetalLB, nothing serving its ` + "`spec.loadBalancerClass`" + `, which is named).
 
@@ -376,7 +377,12 @@ func reportNoLoadBalancer(p *doctor.Pass, svc *corev1.Service) {
 	describe := doctor.Remediation{Text: "see what the load-balancer controller reported",
 		Command: fmt.Sprintf("kubectl describe service %s -n %s", svc.Name, svc.Namespace)}
 	f := doctor.Finding{Object: kube.Ref("v1", "Service", svc), Cause: "no-load-balancer"}
-	ws := kube.WarningEventsOf(p.Snapshot).About("Service", svc.Namespace, svc.Name, svc.UID)
+	var ws []*kube.Warning
+	for _, w := range kube.WarningEventsOf(p.Snapshot).About("Service", svc.Namespace, svc.Name, svc.UID) {
+		if !notLoadBalancerSource(w.Source) {
+			ws = append(ws, w)
+		}
+	}
 	switch {
 	case len(ws) > 0:
 		w := ws[0]
@@ -387,10 +393,10 @@ func reportNoLoadBalancer(p *doctor.Pass, svc *corev1.Service) {
 		msg += "; Warning events could not be read to say why"
 		f.Remediation = []doctor.Remediation{describe}
 	case class != "":
-		msg += fmt.Sprintf("; no Warning event about it: no controller for its spec.loadBalancerClass %s has acted on it", class)
+		msg += fmt.Sprintf("; no Warning event from a load-balancer controller: no controller for its spec.loadBalancerClass %s has acted on it", class)
 		f.Remediation = []doctor.Remediation{{Text: fmt.Sprintf("install or repair the load-balancer controller that serves class %s, or fix spec.loadBalancerClass (it cannot be changed: recreate the Service)", class)}, describe}
 	default:
-		msg += "; no Warning event about it: no load-balancer controller (a cloud controller manager, MetalLB, kube-vip...) has acted on it"
+		msg += "; no Warning event from a load-balancer controller: none (a cloud controller manager, MetalLB, kube-vip...) has acted on it"
 		f.Remediation = []doctor.Remediation{
 			{Text: "install a load-balancer controller for this cluster (on bare metal: MetalLB or kube-vip with an address pool), or expose the Service as NodePort or behind an Ingress",
 				Command: fmt.Sprintf("kubectl patch service %s -n %s -p '{\"spec\":{\"type\":\"NodePort\"}}'", svc.Name, svc.Namespace)},
@@ -398,6 +404,15 @@ func reportNoLoadBalancer(p *doctor.Pass, svc *corev1.Service) {
 	}
 	f.Message = msg
 	p.Report(f)
+}
+
+// notLoadBalancerSource says a Warning event about a Service comes from a
+// component that does not provision load balancers (the EndpointSlice
+// controllers, the ClusterIP allocator's repair loop): it says nothing
+// about the missing address.
+func notLoadBalancerSource(src string) bool {
+	src = strings.ToLower(src)
+	return strings.Contains(src, "endpoint") || strings.Contains(src, "ipallocator") || strings.Contains(src, "portallocator")
 }
 
 // eventSourceWords names the component that wrote an event about a
