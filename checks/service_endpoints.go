@@ -18,9 +18,10 @@ import (
 )
 
 // ServiceEndpoints reports Services that route to nothing: a selector that
-// matches no pod (usually a label typo, which it names) or pods that match
-// but are not ready. Clients see connection refused or 503, and nothing in
-// the Service itself says why.
+// matches no pod (usually a label typo, which it names), pods that match
+// but are not ready, or a LoadBalancer Service that never got its external
+// address. Clients see connection refused or 503, and nothing in the
+// Service itself says why.
 var ServiceEndpoints = &doctor.Check{
 	Name:     "service-endpoints",
 	Severity: doctor.Warning,
@@ -36,7 +37,7 @@ var ServiceEndpoints = &doctor.Check{
 	Optional: append([]snapshot.Resource{snapshot.APIServices, snapshot.ReplicaSets, snapshot.DaemonSets, snapshot.Jobs, snapshot.CronJobs,
 		snapshot.Ingresses, snapshot.HTTPRoutes, snapshot.GRPCRoutes, kube.WarningEventReads}, kube.WebhookConfigReads...),
 	Run: runServiceEndpoints,
-	Doc: `Services whose selector matches no pod, or whose pods are not ready
+	Doc: `Services whose selector matches no pod, whose pods are not ready, or whose load balancer never came
 
 ## Why it matters
 A Service with no ready endpoint accepts connections on its ClusterIP and
@@ -52,7 +53,10 @@ EndpointSlices, and ` + "`ExternalName`" + ` Services have no endpoints: both ar
 the snapshot's pods of its namespace are matched against the selector:
 - no live pod matches: a finding naming the pods that *nearly* match — every
   selector label but one, with the value they carry instead (or the label they
-  lack) — grouped by their owning workload;
+  lack); for a selector of one label, pods carrying that label with a value
+  that looks like a typo of the selector's (letter case, a separated prefix or
+  suffix such as ` + "`checkout-svc`" + ` for ` + "`checkout`" + `, one or two letters off) —
+  grouped by their owning workload, with the patch that selects them;
 - pods match but none is Ready, for more than five minutes, and the Service's
   EndpointSlices hold no ready endpoint: a finding with the pods' owner and
   phases, quoting the newest Warning events about the pods (a failing
@@ -63,13 +67,21 @@ the snapshot's pods of its namespace are matched against the selector:
 - only finished pods (a Job's Succeeded pods) match: info, a Service in front
   of a batch workload is unusual.
 
+A Service of type ` + "`LoadBalancer`" + ` with no address in ` + "`status.loadBalancer.ingress`" + `
+ten minutes after its creation is a warning of its own, whatever its pods: the
+newest Warning event about the Service says why (the cloud controller
+manager's ` + "`SyncLoadBalancerFailed`" + `, MetalLB's ` + "`AllocationFailed`" + `; the EndpointSlice
+controllers' and the ClusterIP allocator's events do not count); with none, no
+load-balancer controller has acted on it (no cloud controller manager, no
+MetalLB, nothing serving its ` + "`spec.loadBalancerClass`" + `, which is named).
+
 A Service whose selector matches the pod template of a Deployment or
 StatefulSet scaled to zero on purpose is quiet: it has no endpoint by design.
 
 A Service that matches no pod is only a warning when something depends on
 it: an Ingress or Gateway route sends traffic to it, an APIService or an
 admission webhook calls it, a StatefulSet names it as its serviceName, pods
-nearly match its selector (a typo), or its EndpointSlices still list
+nearly match its selector (a typo, never dormant), or its EndpointSlices still list
 endpoints; the finding names the referrers. Otherwise it is ` + "`info`" + `: platforms
 and charts ship Services for components that are not installed (dormant).
 When Ingresses, routes, APIServices or webhook configurations could not be
@@ -86,6 +98,10 @@ webhook configurations), this finding stands on its own.
 Fix the selector (` + "`kubectl patch service`" + `, shown with the value the pods carry)
 or the pods' labels in their workload's template; for unready pods, find why
 readiness fails (` + "`kubectl describe pod`" + `, the pod checks' findings).
+For a load balancer without an address, fix what its controller reports
+(cloud credentials and permissions, quota, annotations), or install a
+load-balancer controller (MetalLB or kube-vip on bare metal), or expose the
+Service otherwise (NodePort, an Ingress).
 
 ## Example
 On the ` + "`" + `everyday-causes` + "`" + ` scenario (` + "`" + `testdata/scenarios` + "`" + `), in the table output: the Ingress routing to ` + "`" + `search` + "`" + ` is folded into its finding, and a Service nothing refers to is info.
@@ -109,7 +125,8 @@ INFO
 ## References
 - https://kubernetes.io/docs/concepts/services-networking/service/#services-without-selectors
 - https://kubernetes.io/docs/tasks/debug/debug-application/debug-service/
-- https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/`,
+- https://kubernetes.io/docs/concepts/services-networking/endpoint-slices/
+- https://kubernetes.io/docs/concepts/services-networking/service/#loadbalancer`,
 }
 
 func runServiceEndpoints(p *doctor.Pass) error {
@@ -118,6 +135,7 @@ func runServiceEndpoints(p *doctor.Pass) error {
 	chained := kube.ChainedServices(p.Snapshot)
 	for i := range svcs {
 		svc := &svcs[i]
+		reportNoLoadBalancer(p, svc)
 		if len(svc.Spec.Selector) == 0 || svc.Spec.Type == corev1.ServiceTypeExternalName {
 			continue
 		}
@@ -180,8 +198,12 @@ func reportNoMatch(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, se
 	if len(misses) > 0 {
 		var parts []string
 		for _, m := range misses {
-			parts = append(parts, fmt.Sprintf("%s (%s) have %s", doctor.Plural(len(m.Pods), "pod", "pods"),
-				strings.Join(ownerNames(p.Snapshot, m.Pods), "; "), nearMissWords(m)))
+			verb := "have"
+			if len(m.Pods) == 1 {
+				verb = "has"
+			}
+			parts = append(parts, fmt.Sprintf("%s (%s) %s %s", doctor.Plural(len(m.Pods), "pod", "pods"),
+				strings.Join(ownerNames(p.Snapshot, m.Pods), "; "), verb, nearMissWords(m)))
 		}
 		msg += "; nearly matching: " + strings.Join(parts, "; ")
 		best := misses[0]
@@ -320,4 +342,87 @@ func referrerWords(r kube.Referrer) string {
 	how := map[kube.RefersBy]string{kube.RoutesTo: "routes to it", kube.ServedBy: "is served by it",
 		kube.CalledBy: "calls it", kube.NamesAsGoverning: "names it as its serviceName"}[r.How]
 	return strings.ToLower(r.Ref.Kind) + " " + r.Ref.Name + " " + how
+}
+
+// loadBalancerAfter is how long a LoadBalancer Service may wait for its
+// address: a cloud load balancer takes a minute or two to provision, ten
+// minutes without one is a controller that failed or is absent.
+const loadBalancerAfter = 10 * time.Minute
+
+// reportNoLoadBalancer reports a Service of type LoadBalancer that has had
+// no address (status.loadBalancer.ingress) for loadBalancerAfter since it
+// was created: clients outside the cluster cannot reach it. The newest
+// Warning event about the Service says why (the service controller's
+// SyncLoadBalancerFailed, MetalLB's AllocationFailed); with none, nothing
+// that provisions load balancers has acted on it.
+func reportNoLoadBalancer(p *doctor.Pass, svc *corev1.Service) {
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.DeletionTimestamp != nil || svc.CreationTimestamp.IsZero() {
+		return
+	}
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" || in.Hostname != "" {
+			return
+		}
+	}
+	age := p.Now.Sub(svc.CreationTimestamp.Time)
+	if age < loadBalancerAfter {
+		return
+	}
+	class := ""
+	if svc.Spec.LoadBalancerClass != nil {
+		class = *svc.Spec.LoadBalancerClass
+	}
+	msg := fmt.Sprintf("service %s is of type LoadBalancer but has had no external address for %s (status.loadBalancer.ingress is empty): clients outside the cluster cannot reach it",
+		svc.Name, duration.HumanDuration(age))
+	describe := doctor.Remediation{Text: "see what the load-balancer controller reported",
+		Command: fmt.Sprintf("kubectl describe service %s -n %s", svc.Name, svc.Namespace)}
+	f := doctor.Finding{Object: kube.Ref("v1", "Service", svc), Cause: "no-load-balancer"}
+	var ws []*kube.Warning
+	for _, w := range kube.WarningEventsOf(p.Snapshot).About("Service", svc.Namespace, svc.Name, svc.UID) {
+		if !notLoadBalancerSource(w.Source) {
+			ws = append(ws, w)
+		}
+	}
+	switch {
+	case len(ws) > 0:
+		w := ws[0]
+		msg += fmt.Sprintf("; the %s says: %s: %s", eventSourceWords(w.Source), w.Reason, clipLine(w.Message, maxQuote))
+		f.Evidence = eventEvidence(p.Now, doctor.MaxEvidence, ws)
+		f.Remediation = []doctor.Remediation{{Text: "fix what the controller reports (cloud credentials and permissions, quota, subnet or load-balancer annotations), then it retries on its own"}, describe}
+	case p.Snapshot.Err(kube.WarningEventReads) != nil:
+		msg += "; Warning events could not be read to say why"
+		f.Remediation = []doctor.Remediation{describe}
+	case class != "":
+		msg += fmt.Sprintf("; no Warning event from a load-balancer controller: no controller for its spec.loadBalancerClass %s has acted on it", class)
+		f.Remediation = []doctor.Remediation{{Text: fmt.Sprintf("install or repair the load-balancer controller that serves class %s, or fix spec.loadBalancerClass (it cannot be changed: recreate the Service)", class)}, describe}
+	default:
+		msg += "; no Warning event from a load-balancer controller: none (a cloud controller manager, MetalLB, kube-vip...) has acted on it"
+		f.Remediation = []doctor.Remediation{
+			{Text: "install a load-balancer controller for this cluster (on bare metal: MetalLB or kube-vip with an address pool), or expose the Service as NodePort or behind an Ingress",
+				Command: fmt.Sprintf("kubectl patch service %s -n %s -p '{\"spec\":{\"type\":\"NodePort\"}}'", svc.Name, svc.Namespace)},
+			describe}
+	}
+	f.Message = msg
+	p.Report(f)
+}
+
+// notLoadBalancerSource says a Warning event about a Service comes from a
+// component that does not provision load balancers (the EndpointSlice
+// controllers, the ClusterIP allocator's repair loop): it says nothing
+// about the missing address.
+func notLoadBalancerSource(src string) bool {
+	src = strings.ToLower(src)
+	return strings.Contains(src, "endpoint") || strings.Contains(src, "ipallocator") || strings.Contains(src, "portallocator")
+}
+
+// eventSourceWords names the component that wrote an event about a
+// Service: "service-controller" is the cloud controller manager's.
+func eventSourceWords(src string) string {
+	switch src {
+	case "":
+		return "load-balancer controller"
+	case "service-controller":
+		return "cloud controller manager's service controller"
+	}
+	return src
 }

@@ -2,11 +2,14 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -47,16 +50,44 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 			details = fmt.Sprintf("claim %s (volume %s)", claim, ec.Subject)
 			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: claim})
 		}
+		holders := holdersOf(p.Snapshot, pod, claim, ec.Holders)
+		downAt := downHolderNodes(p.Snapshot, holders)
+		down := slices.Sorted(maps.Keys(downAt))
 		details += " is ReadWriteOnce and still attached to another node"
-		if holders := holdersOf(p.Snapshot, pod, claim, ec.Holders); len(holders) > 0 {
-			details += ", used by " + strings.Join(holders, ", ")
+		if len(holders) > 0 {
+			details += ", used by " + strings.Join(holderWords(p.Now, holders, downAt), ", ")
 		}
 		details += " (" + quoted + ")"
-		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		if len(down) > 0 {
+			// The attach/detach controller detaches a volume from a node
+			// that is not ready only once the pod using it there is gone,
+			// and then forcibly after its 6-minute wait for an unmount the
+			// dead kubelet never reports.
+			which := "node " + down[0] + " is"
+			if len(down) > 1 {
+				which = "nodes " + strings.Join(down, ", ") + " are"
+			}
+			details += "; " + which + " not ready: the volume stays attached there until the pod holding it is deleted and the attach/detach controller force-detaches it (6 minutes later), or its VolumeAttachment is deleted"
+			for _, n := range down { // one outage, one finding: node-health's
+				via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: n})
+			}
+			for _, h := range holders {
+				if slices.Contains(down, h.node) {
+					rem = append(rem,
+						doctor.Remediation{Text: fmt.Sprintf("if node %s is shut down for good, mark it out of service: its pods are deleted and their volumes detached without waiting", h.node),
+							Command: fmt.Sprintf("kubectl taint nodes %s node.kubernetes.io/out-of-service=nodeshutdown:NoExecute", h.node)},
+						doctor.Remediation{Text: fmt.Sprintf("or force-delete the holder, only if node %s is really down (two writers corrupt the volume)", h.node),
+							Command: fmt.Sprintf("kubectl delete pod %s -n %s --grace-period=0 --force", h.pod, ns)})
+					break
+				}
+			}
+		}
+		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType && len(down) == 0 {
 			rem = append(rem, doctor.Remediation{Text: "a rolling update starts the new pod before the old one releases the volume: use strategy Recreate",
 				Command: fmt.Sprintf(`kubectl patch deployment %s -n %s -p '{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null}}}'`, d.Name, ns)})
 		}
-		rem = append(rem, doctor.Remediation{Text: "see which node the volume is attached to", Command: "kubectl get volumeattachments"})
+		rem = append(rem, doctor.Remediation{Text: "see which node the volume is attached to",
+			Command: fmt.Sprintf(`kubectl get volumeattachments -o jsonpath='{range .items[?(@.spec.source.persistentVolumeName=="%s")]}{.metadata.name}{" "}{.spec.nodeName}{"\n"}{end}'`, ec.Subject)})
 	case kube.EventVolumeMissing:
 		details = eventDetail(ec) + " (" + ex.Event.Reason + ")"
 		kind, name, _ := strings.Cut(ec.Subject, " ")
@@ -153,11 +184,15 @@ func claimOfPV(s *snapshot.Snapshot, ns, pv string) string {
 	return ""
 }
 
-// holdersOf names the pods (and their nodes) that hold the volume: those the
+// volumeHolder is a pod that holds a ReadWriteOnce volume, and its node
+// ("" when the pod is not in the snapshot).
+type volumeHolder struct{ pod, node string }
+
+// holdersOf finds the pods (and their nodes) that hold the volume: those the
 // Multi-Attach error names, else the other running pods using the claim on
 // another node.
-func holdersOf(s *snapshot.Snapshot, stuck *corev1.Pod, claim string, named []string) []string {
-	var out []string
+func holdersOf(s *snapshot.Snapshot, stuck *corev1.Pod, claim string, named []string) []volumeHolder {
+	var out []volumeHolder
 	for _, pod := range s.Pods() {
 		if pod.Namespace != stuck.Namespace || pod.UID == stuck.UID || pod.Spec.NodeName == "" || kube.Terminal(pod) {
 			continue
@@ -167,13 +202,57 @@ func holdersOf(s *snapshot.Snapshot, stuck *corev1.Pod, claim string, named []st
 			hit = slices.Contains(kube.ClaimNames(&pod.Spec), claim)
 		}
 		if hit {
-			out = append(out, fmt.Sprintf("pod %s on node %s", pod.Name, pod.Spec.NodeName))
+			out = append(out, volumeHolder{pod: pod.Name, node: pod.Spec.NodeName})
 		}
 	}
 	if len(out) == 0 {
 		for _, n := range named {
-			out = append(out, "pod "+n)
+			out = append(out, volumeHolder{pod: n})
 		}
+	}
+	return out
+}
+
+// downHolderNodes are the holders' nodes whose Ready condition is not
+// True (none when nodes were not read).
+func downHolderNodes(s *snapshot.Snapshot, holders []volumeHolder) map[string]kube.NodeOutage {
+	out := map[string]kube.NodeOutage{}
+	for i := range s.Nodes() {
+		n := &s.Nodes()[i]
+		d, down := kube.NodeOutageOf(n)
+		if !down {
+			continue
+		}
+		for _, h := range holders {
+			if h.node == n.Name {
+				out[n.Name] = d
+				break
+			}
+		}
+	}
+	return out
+}
+
+// holderWords is "pod files-1-old on node node-1", with the node's state
+// when it is not ready: "(unreachable for 25m)".
+func holderWords(now time.Time, holders []volumeHolder, down map[string]kube.NodeOutage) []string {
+	var out []string
+	for _, h := range holders {
+		w := "pod " + h.pod
+		if h.node != "" {
+			w += " on node " + h.node
+			if d, ok := down[h.node]; ok {
+				state := "not ready"
+				if d.Unreachable {
+					state = "unreachable"
+				}
+				if !d.Since.IsZero() && now.After(d.Since) {
+					state += " for " + duration.HumanDuration(now.Sub(d.Since))
+				}
+				w += " (" + state + ")"
+			}
+		}
+		out = append(out, w)
 	}
 	return doctor.Examples(out)
 }

@@ -29,7 +29,8 @@ var WorkloadPods = &doctor.Check{
 	// backend's cause are where its finding folds (Via). Warning
 	// events and claims are the evidence and the cause of pods that never
 	// start; without them findings say what could not be read. Nodes say
-	// when a pod's node is down (its status is then stale).
+	// when a pod's node is down (its status is then stale) and whether the
+	// node holding a ReadWriteOnce volume is.
 	Reads: []snapshot.Resource{snapshot.Pods},
 	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
 		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes}, kube.WebhookConfigReads...)...),
@@ -78,8 +79,12 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
 
 - **not starting**: bound to a node, containers still ` + "`ContainerCreating`" + `: the
   pod's newest Warning event names the cause — a ReadWriteOnce volume still
-  attached elsewhere (the holder pod and node, and strategy ` + "`Recreate`" + ` for a
-  rolling Deployment), a volume source that does not exist, an attach or
+  attached elsewhere (the holder pod and its node from the pod's
+  ` + "`spec.nodeName`" + `; when that node is not ready — Ready ` + "`False`" + ` or ` + "`Unknown`" + ` — it
+  says so: the volume stays attached to it until the holder is deleted and
+  the attach/detach controller force-detaches it six minutes later, or its
+  VolumeAttachment is deleted, with the out-of-service taint as the fix;
+  otherwise strategy ` + "`Recreate`" + ` for a rolling Deployment), a volume source that does not exist, an attach or
   mount failure, a sandbox the node cannot create — or is quoted.
 
 Warning events come from the scan's one list of ` + "`type=Warning`" + ` events, read

@@ -175,3 +175,29 @@ func TestAPIServiceDown(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeOutageOf: a Ready condition that is False is not ready, one that
+// is Unknown is unreachable; Ready or no condition at all is not judged.
+func TestNodeOutageOf(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 6, 1, 11, 35, 0, 0, time.UTC))
+	node := func(c ...corev1.NodeCondition) *corev1.Node {
+		return &corev1.Node{Status: corev1.NodeStatus{Conditions: c}}
+	}
+	for _, c := range []struct {
+		name string
+		node *corev1.Node
+		ok   bool
+		want NodeOutage
+	}{
+		{"ready", node(corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue}), false, NodeOutage{}},
+		{"no status", node(), false, NodeOutage{}},
+		{"not ready", node(corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
+			corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", LastTransitionTime: at}), true, NodeOutage{Since: at.Time}},
+		{"unreachable", node(corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", LastTransitionTime: at}), true, NodeOutage{Unreachable: true, Since: at.Time}},
+	} {
+		got, ok := NodeOutageOf(c.node)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: NodeOutageOf = %+v, %v; want %+v, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}

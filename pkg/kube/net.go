@@ -2,6 +2,7 @@ package kube
 
 import (
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,10 +76,12 @@ type NearMiss struct {
 
 // NearMisses finds the namespace's live pods that match every key of the
 // equality selector but one, grouped by the label and value that differ,
-// most pods first.
+// most pods first. A selector of one key misses every other pod by that
+// key, which is no signal: there a pod nearly matches only when it carries
+// the key with a value that looks like a typo of the selector's
+// (SimilarLabelValue: "chekout", "checkout-svc" for "checkout").
 func NearMisses(s *snapshot.Snapshot, namespace string, selector map[string]string) []NearMiss {
-	if len(selector) < 2 {
-		// With one key, "all but one" is every pod: no signal.
+	if len(selector) == 0 {
 		return nil
 	}
 	groups := map[[2]string]*NearMiss{}
@@ -96,6 +99,9 @@ func NearMisses(s *snapshot.Snapshot, namespace string, selector map[string]stri
 			continue
 		}
 		k := off[0]
+		if len(selector) == 1 && !SimilarLabelValue(selector[k], p.Labels[k]) {
+			continue
+		}
 		key := [2]string{k, p.Labels[k]}
 		if groups[key] == nil {
 			groups[key] = &NearMiss{Key: k, Want: selector[k], Have: p.Labels[k]}
@@ -116,6 +122,75 @@ func NearMisses(s *snapshot.Snapshot, namespace string, selector map[string]stri
 		return out[i].Have < out[j].Have
 	})
 	return out
+}
+
+// SimilarLabelValue says two different label values look like one meant
+// for the other: the same but for letter case, one the other with a
+// separated prefix or suffix ("checkout-svc", "checkout-v2", "eu-checkout"
+// for "checkout"), or a small typo (an edit distance of 1, or 2 for values
+// of eight characters or more, counting a swap of adjacent letters as
+// one). An empty value (the label is missing) is never similar.
+func SimilarLabelValue(a, b string) bool {
+	if a == "" || b == "" || a == b {
+		return false
+	}
+	la, lb := strings.ToLower(a), strings.ToLower(b)
+	if la == lb {
+		return true
+	}
+	short, long := la, lb
+	if len(short) > len(long) {
+		short, long = long, short
+	}
+	if len(short) >= 3 {
+		for _, sep := range "-_." {
+			if strings.HasPrefix(long, short+string(sep)) || strings.HasSuffix(long, string(sep)+short) {
+				return true
+			}
+		}
+	}
+	limit := 1
+	if len(short) >= 8 {
+		limit = 2
+	}
+	if len(short) < 4 {
+		// "api" and "app" differ by one letter and are different names.
+		return false
+	}
+	return editDistance(la, lb, limit) <= limit
+}
+
+// editDistance is the optimal-string-alignment distance of a and b (a swap
+// of adjacent characters counts one), or limit+1 when it is larger.
+func editDistance(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	if d := prev[len(rb)]; d <= limit {
+		return d
+	}
+	return limit + 1
 }
 
 // SelectorString is an equality selector as kubectl takes it: "app=web,tier=front".

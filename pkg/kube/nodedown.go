@@ -37,10 +37,8 @@ func NodeDown(s *snapshot.Snapshot, pod *corev1.Pod) (corev1.NodeCondition, bool
 	}
 	// A node without a Ready condition is not judged: a kubelet that has
 	// not reported yet, or a capture that left status out, says nothing.
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
-			return c, true
-		}
+	if c, down := notReady(n); down && !c.LastTransitionTime.IsZero() {
+		return c, true
 	}
 	return corev1.NodeCondition{}, false
 }

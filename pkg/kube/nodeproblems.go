@@ -97,3 +97,33 @@ func TaintSince(node *corev1.Node, t corev1.Taint) *time.Time {
 	}
 	return nil
 }
+
+// NodeOutage is a node whose Ready condition is there and not True: False
+// (the kubelet says it is not ready) or Unknown (the kubelet stopped
+// posting: the node is unreachable), since the condition's last
+// transition. A node that has not posted a Ready condition yet is not
+// judged (ok false).
+type NodeOutage struct {
+	Unreachable bool
+	Since       time.Time
+}
+
+// NodeOutageOf returns the node's NotReady state, ok false when it is
+// Ready or has no Ready condition.
+func NodeOutageOf(n *corev1.Node) (NodeOutage, bool) {
+	c, down := notReady(n)
+	if !down {
+		return NodeOutage{}, false
+	}
+	return NodeOutage{Unreachable: c.Status == corev1.ConditionUnknown || c.Reason == "NodeStatusUnknown", Since: c.LastTransitionTime.Time}, true
+}
+
+// notReady is the node's Ready condition when it is there and not True.
+func notReady(n *corev1.Node) (corev1.NodeCondition, bool) {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c, c.Status != corev1.ConditionTrue
+		}
+	}
+	return corev1.NodeCondition{}, false
+}
