@@ -84,6 +84,13 @@ func exitCodeMeaning(code int32) string {
 	if code > 128 && code < 128+65 {
 		return fmt.Sprintf("killed by signal %d", code-128)
 	}
+	if code < 0 {
+		// A Linux process exits with 0-255; a negative code was written
+		// by the runtime or the kubelet when they had none to report
+		// (-1), or is a Windows status (an NTSTATUS such as 0xC0000005
+		// read as a signed number).
+		return "not an exit status of the application: the container runtime could not report one (or, on Windows, a crash status)"
+	}
 	return "application error"
 }
 

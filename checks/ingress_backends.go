@@ -21,7 +21,10 @@ var IngressBackends = &doctor.Check{
 	Name:     "ingress-backends",
 	Severity: doctor.Warning,
 	Origin:   "everyday",
-	Reads:    append([]snapshot.Resource{snapshot.Ingresses, snapshot.IngressClasses}, kube.ServiceReads...),
+	Reads:    append([]snapshot.Resource{snapshot.Ingresses}, kube.ServiceReads...),
+	// IngressClasses are cluster-scoped: a user limited to a namespace
+	// cannot list them, and the backends are judged without them.
+	Optional: []snapshot.Resource{snapshot.IngressClasses},
 	Run:      runIngressBackends,
 	Doc: `Ingresses whose backends or class do not exist, or whose Services have no ready endpoint
 
@@ -45,6 +48,10 @@ annotation, in a cluster that has IngressClasses but none marked default, is
 info — only controllers started to watch class-less Ingresses serve it. A
 port the load balancer reports in error in the Ingress status
 (` + "`status.loadBalancer.ingress[].ports[].error`" + `) is a warning, quoted.
+IngressClasses are an optional read: when they cannot be listed (they are
+cluster-scoped, and a user limited to one namespace may not list them) the
+backends and the load balancer's ports are still checked, the class is not
+judged, and the report's coverage says the check ran without them.
 
 When every problem of an Ingress is a backend Service without a ready
 endpoint, the Service's own finding (service-endpoints, service-target-port)
@@ -81,6 +88,7 @@ func runIngressBackends(p *doctor.Pass) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	classesRead := p.Snapshot.Err(snapshot.IngressClasses) == nil
 
 	ings := p.Snapshot.Ingresses()
 	for i := range ings {
@@ -163,6 +171,9 @@ func runIngressBackends(p *doctor.Pass) error {
 		}
 
 		switch cls := ing.Spec.IngressClassName; {
+		case !classesRead:
+			// The classes could not be listed: whether the class
+			// exists or a default is set is not known.
 		case cls != nil && !classes[*cls]:
 			sev = max(sev, doctor.Warning)
 			avail := "the cluster has no IngressClass"

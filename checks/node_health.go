@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -38,8 +39,12 @@ taints Kubernetes then puts on such nodes; this check reports the condition
 behind them and its cause.
 
 ## How it is detected
-From one LIST of nodes, the ` + "`Ready`" + ` condition of every node that has one (a node
-that has not posted any status yet is not judged). Ready ` + "`Unknown`" + ` (reason
+From one LIST of nodes, the ` + "`Ready`" + ` condition of every node. A node whose
+kubelet has not posted status since it registered (no Ready condition, or the
+node lifecycle controller's Ready ` + "`Unknown`" + ` with reason ` + "`NodeStatusNeverUpdated`" + `)
+is not Ready: it is a warning once it is older than 5 minutes, dated by its
+` + "`creationTimestamp`" + ` ("registered 20m ago and has not been Ready since"); a younger
+one is still starting and is not reported. Ready ` + "`Unknown`" + ` (reason
 ` + "`NodeStatusUnknown`" + `: the kubelet stopped posting) is unreachable; Ready ` + "`False`" + `
 is classified from the kubelet's message: ` + "`container runtime is down`" + `,
 ` + "`container runtime not ready`" + `, ` + "`PLEG is not healthy`" + `,
@@ -142,6 +147,11 @@ func cause(key string) healthCause {
 	if hc, ok := healthCauses[key]; ok {
 		return hc
 	}
+	if key == "never-posted" {
+		return healthCause{state: "not Ready", sev: doctor.Warning, meaning: neverPostedMeaning,
+			effect: "no new pods are scheduled there",
+			fix:    func(n, _ string) []doctor.Remediation { return neverPostedFix(n) }}
+	}
 	if key == "unreachable" {
 		np := nodeProblemWords[corev1.TaintNodeUnreachable]
 		return healthCause{state: np.State, sev: doctor.Critical, effect: np.Effect, fix: np.Fix,
@@ -210,9 +220,19 @@ func runNodeHealth(p *doctor.Pass) error {
 	for i := range nodes {
 		n := &nodes[i]
 		kernels[n.Name] = n.Status.NodeInfo.KernelVersion
+		reg, never := kube.NeverPostedStatus(n)
+		if never && !reg.IsZero() && p.Now.Sub(reg) >= nodeRegistrationGrace {
+			// A kubelet posts its first status seconds after it
+			// registers the Node: only one silent past the grace is
+			// reported, dated by the registration. A young one, or a
+			// Node without a creationTimestamp (a hand-written object),
+			// is not judged on Ready.
+			group("never-posted", "never-posted").add(n.Name, corev1.NodeCondition{LastTransitionTime: metav1.NewTime(reg)}, "")
+			continue
+		}
 		for _, c := range n.Status.Conditions {
 			switch {
-			case c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue:
+			case c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue && !never:
 				cause := classifyReady(c)
 				words := strings.TrimSpace(c.Message)
 				key := cause
@@ -256,6 +276,16 @@ func isProblemCondition(t corev1.NodeConditionType) bool {
 
 func healthMessage(now time.Time, g *healthGroup, hc healthCause, kernels map[string]string) string {
 	var b strings.Builder
+	if g.cause == "never-posted" {
+		// Dated by the registration (creationTimestamp), the oldest of
+		// the group when several.
+		if len(g.nodes) == 1 {
+			fmt.Fprintf(&b, "node %s registered %s ago and has not been Ready since: %s; %s", g.nodes[0], duration.HumanDuration(now.Sub(g.oldest)), hc.meaning, hc.effect)
+		} else {
+			fmt.Fprintf(&b, "%s registered up to %s ago and have not been Ready since: %s; %s", doctor.Plural(len(g.nodes), "node", "nodes"), duration.HumanDuration(now.Sub(g.oldest)), hc.meaning, hc.effect)
+		}
+		return b.String()
+	}
 	if len(g.nodes) == 1 {
 		fmt.Fprintf(&b, "node %s has been %s", g.nodes[0], hc.state)
 	} else {

@@ -60,6 +60,13 @@ there, this finding stands. For example, with both checks:
         explains node-taints node/worker-9: node worker-9 is tainted
         node.kubernetes.io/not-ready:NoExecute+NoSchedule for 19m: ...
 
+A not-ready or unreachable taint on a node whose kubelet has not posted
+status since it registered (no Ready condition) is not a taint that outlived
+its condition: an absent Ready is not Ready. It is reported, dated by the
+node's ` + "`creationTimestamp`" + `, as a kubelet that never reported (node-health's
+finding when both run), once the node is older than 5 minutes; a node that
+registered moments ago carries that taint by design and is not reported.
+
 A taint whose condition is gone (the pressure is over, yet the taint stays)
 is reported here on its own, dated only by the taint's ` + "`timeAdded`" + `:
 
@@ -88,8 +95,11 @@ type taintGroup struct {
 	// (node-health's finding is the cause); false for taints with no
 	// condition, and for a taint that outlived its condition.
 	conditioned bool
-	nodes       []string
-	oldest      *time.Time
+	// silent: the condition behind the taint is Ready and the node's
+	// kubelet has not posted status since the Node registered.
+	silent bool
+	nodes  []string
+	oldest *time.Time
 }
 
 // conditionStands says whether the node still reports the condition a
@@ -109,13 +119,28 @@ func conditionStands(n *corev1.Node, pt kube.NodeProblem) (stands, ok bool) {
 		}
 		return c.Status == corev1.ConditionTrue, true
 	}
+	if pt.Condition == corev1.NodeReady {
+		// No Ready condition: the kubelet has not reported since the
+		// Node registered, and a node that never said Ready is not
+		// Ready (node-health reports it once it is past its grace).
+		return true, true
+	}
 	return false, true
+}
+
+// registering says the node has just registered and its kubelet has not
+// posted status yet: the not-ready taint it was registered with is expected
+// then, and nothing is reported until nodeRegistrationGrace has passed.
+func registering(n *corev1.Node, now time.Time) bool {
+	reg, never := kube.NeverPostedStatus(n)
+	return never && !reg.IsZero() && now.Sub(reg) < nodeRegistrationGrace
 }
 
 func runNodeTaints(p *doctor.Pass) error {
 	groups := map[string]*taintGroup{}
 	var cordoned []string
 	nodes := p.Snapshot.Nodes()
+	now := p.Now
 	for i := range nodes {
 		n := &nodes[i]
 		effects := map[string][]corev1.TaintEffect{}
@@ -126,7 +151,8 @@ func runNodeTaints(p *doctor.Pass) error {
 				cordon = true
 				continue
 			}
-			if _, ok := kube.ProblemTaint(t.Key); !ok {
+			pt, ok := kube.ProblemTaint(t.Key)
+			if !ok || (pt.Condition == corev1.NodeReady && registering(n, now)) {
 				continue
 			}
 			effects[t.Key] = append(effects[t.Key], t.Effect)
@@ -148,10 +174,12 @@ func runNodeTaints(p *doctor.Pass) error {
 			}
 			pt, _ := kube.ProblemTaint(key)
 			stands, judged := conditionStands(n, pt)
-			id := fmt.Sprintf("%s|%s|%t|%t", key, strings.Join(names, "+"), stands, judged)
+			_, never := kube.NeverPostedStatus(n)
+			silent := never && pt.Condition == corev1.NodeReady
+			id := fmt.Sprintf("%s|%s|%t|%t|%t", key, strings.Join(names, "+"), stands, judged, silent)
 			g := groups[id]
 			if g == nil {
-				g = &taintGroup{key: key, effects: strings.Join(names, "+"), noExecute: noExec, conditioned: stands}
+				g = &taintGroup{key: key, effects: strings.Join(names, "+"), noExecute: noExec, conditioned: stands, silent: silent}
 				groups[id] = g
 			}
 			g.nodes = append(g.nodes, n.Name)
@@ -186,6 +214,10 @@ func runNodeTaints(p *doctor.Pass) error {
 		}
 		msg := fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, words.Meaning, consequence)
 		rem := words.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0])
+		if g.silent {
+			msg = fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, neverPostedMeaning, consequence)
+			rem = neverPostedFix(strings.Join(doctor.Examples(g.nodes), " "))
+		}
 		if _, judged := conditionStands(&corev1.Node{}, pt); judged && !g.conditioned {
 			state := "is no longer " + words.State
 			if pt.Condition != corev1.NodeReady {

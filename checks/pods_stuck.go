@@ -21,8 +21,11 @@ var PodsStuck = &doctor.Check{
 	Name:     "pods-stuck",
 	Severity: doctor.Warning,
 	Origin:   "peer coverage map",
-	Reads:    []snapshot.Resource{snapshot.Pods, snapshot.Nodes},
-	Optional: kube.WorkloadReads,
+	Reads:    []snapshot.Resource{snapshot.Pods},
+	// Nodes are cluster-scoped: a user limited to a namespace may not list
+	// them. They only tell a node that is down from a kubelet that is slow;
+	// finalizers and scheduling gates are judged without them.
+	Optional: append([]snapshot.Resource{snapshot.Nodes}, kube.WorkloadReads...),
 	Run:      runPodsStuck,
 	Doc: `Pods stuck Terminating (and what holds them) or held by scheduling gates
 
@@ -42,7 +45,11 @@ A pod whose ` + "`deletionTimestamp`" + ` (the deletion time plus its grace peri
 more than five minutes past is stuck; the cause, most definitive first:
 finalizers still on it (named); its node missing from the cluster or not
 Ready (the kubelet cannot confirm); else the kubelet of a Ready node has
-not finished (volumes, a runtime that cannot stop the container). Pods are
+not finished (volumes, a runtime that cannot stop the container). Nodes are
+an optional read (cluster-scoped; a user limited to one namespace may not
+list them): without them, finalizers and gates are judged as usual, and a
+pod held by its kubelet is reported as not confirmed by the kubelet on its
+node, saying that the nodes could not be read to tell why. Pods are
 grouped by owner and cause: critical for StatefulSet pods (their
 replacement waits), a warning otherwise. A pod with scheduling gates whose
 ` + "`PodScheduled`" + ` condition says ` + "`SchedulingGated`" + ` for more than fifteen minutes
@@ -71,6 +78,7 @@ const (
 
 func runPodsStuck(p *doctor.Pass) error {
 	nodes := map[string]*corev1.Node{}
+	nodesRead := p.Snapshot.Err(snapshot.Nodes) == nil
 	ns := p.Snapshot.Nodes()
 	for i := range ns {
 		nodes[ns[i].Name] = &ns[i]
@@ -126,6 +134,8 @@ func runPodsStuck(p *doctor.Pass) error {
 				add(pod, "finalizer", "finalizer "+strings.Join(fs, ", ")+" is still on it: the controller that owns it has not removed it", false, *dt)
 			case pod.Spec.NodeName == "":
 				continue // never scheduled: deleted at once by the API server
+			case !nodesRead:
+				add(pod, "node-unknown", "its kubelet has not confirmed the deletion (the nodes could not be read to tell a node that is down from a kubelet that has not finished)", false, *dt)
 			case node == nil:
 				add(pod, "node-gone", fmt.Sprintf("its node %s no longer exists, so no kubelet will confirm the deletion", pod.Spec.NodeName), false, *dt)
 			case !nodeReady(node):
@@ -197,6 +207,14 @@ func runPodsStuck(p *doctor.Pass) error {
 					Command: fmt.Sprintf("kubectl taint node %s node.kubernetes.io/out-of-service=nodeshutdown:NoExecute", g.nodes[0])})
 			}
 			rem = append(rem, doctor.Remediation{Text: "or force the deletion (only when the node is really down: the containers may still run)",
+				Command: fmt.Sprintf("kubectl delete pod %s -n %s --grace-period=0 --force", first, ns)})
+		case "node-unknown":
+			rem = append(rem, doctor.Remediation{Text: "read the pod's events, and ask someone who may read nodes whether its node is Ready",
+				Command: fmt.Sprintf("kubectl describe pod %s -n %s", first, ns)})
+			if len(g.nodes) > 0 {
+				rem = append(rem, doctor.Remediation{Text: "whether the node is up (needs read access to nodes)", Command: "kubectl get node " + g.nodes[0]})
+			}
+			rem = append(rem, doctor.Remediation{Text: "force the deletion only once the node is known to be down (else the containers may still run)",
 				Command: fmt.Sprintf("kubectl delete pod %s -n %s --grace-period=0 --force", first, ns)})
 		default:
 			rem = append(rem, doctor.Remediation{Text: "read the kubelet's events for the pod", Command: fmt.Sprintf("kubectl describe pod %s -n %s", first, ns)})

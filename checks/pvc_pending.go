@@ -22,7 +22,7 @@ var PVCPending = &doctor.Check{
 	Severity: doctor.Warning,
 	Origin:   "everyday",
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
-	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads),
+	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads, snapshot.PersistentVolumes),
 	Run:      runPVCPending,
 	Doc: `PersistentVolumeClaims stuck Pending or Lost, with the cause and the pods that wait on them
 
@@ -37,11 +37,12 @@ scheduled for reasons of its own — and ` + "`kubectl get pvc`" + ` shows only 
 
 ## How it is detected
 From one LIST each of claims, StorageClasses, pods and nodes (and the
-workloads, to name owners), and the scan's one list of Warning events (` + "`ProvisioningFailed`" + `). A claim is
+workloads, to name owners, and PersistentVolumes, for Lost claims), and the
+scan's one list of Warning events (` + "`ProvisioningFailed`, `ClaimLost`, `ClaimMisbound`" + `). A claim is
 considered when its phase is Pending or Lost. Its class is resolved as the
 API server does: the named class, else the default class
 (` + "`storageclass.kubernetes.io/is-default-class`" + `). The cause, most definitive
-first: the claim is Lost (its volume is gone); the named class does not
+first: the claim is Lost; the named class does not
 exist; no class is named and there is no default class; the newest
 ProvisioningFailed event's message; a claim of class ` + "`\"\"`" + ` waiting for a
 pre-created volume; an external provisioner that has not acted for five
@@ -57,13 +58,24 @@ wait are the non-terminal pods whose volumes name the claim; claims are
 grouped by those pods' top owner (a StatefulSet's claims together) and
 cause.
 
+A claim is Lost when the PersistentVolume it was bound to
+(` + "`spec.volumeName`" + `) is gone, or is bound to another claim: the finding names
+that volume and says which (when PersistentVolumes could be read; otherwise
+it says they could not). It is dated by the newest ` + "`ClaimLost`" + ` or
+` + "`ClaimMisbound`" + ` event about the claim and carries no duration without one:
+the claim's age is not how long it has been lost. No provisioner is
+involved.
+
 ## How to fix
 Create the missing StorageClass or recreate the claim with an existing one
 (` + "`storageClassName`" + ` cannot be changed; a StatefulSet's
 ` + "`volumeClaimTemplates`" + ` neither: recreate it with ` + "`--cascade=orphan`" + `); mark one
 class default; read the provisioner's error in ` + "`kubectl describe pvc`" + ` and
 fix its credentials, quota or parameters; make sure the CSI driver's
-controller runs.
+controller runs. For a Lost claim, restore the volume from a backup or
+snapshot as a new PersistentVolume and recreate the claim bound to it, or
+recreate the claim empty: the data of a deleted volume is not recoverable
+from Kubernetes.
 
 ## References
 - https://kubernetes.io/docs/concepts/storage/persistent-volumes/#lifecycle-of-a-volume-and-claim
@@ -83,6 +95,7 @@ type pvcGroup struct {
 	class   string             // the claim's class name, "" when none
 	problem *kube.ClassProblem // the class problem, if the cause is one
 	podRef  string             // for WaitForFirstConsumer: the consumer pod
+	lost    *kube.LostClaim    // for a Lost claim: its volume and what dates the loss
 }
 
 func runPVCPending(p *doctor.Pass) error {
@@ -108,6 +121,13 @@ func runPVCPending(p *doctor.Pass) error {
 		}
 		key := pvc.Namespace + "/" + pvc.Name
 		start := pvc.CreationTimestamp.Time
+		var lost *kube.LostClaim
+		if pvc.Status.Phase == corev1.ClaimLost {
+			// A Lost claim is dated by the event that says it was
+			// lost, or not at all: its age says nothing about that.
+			lc := kube.LostClaimOf(p.Snapshot, pvc)
+			lost, start = &lc, lc.Since
+		}
 		if e := failed[key]; e != nil {
 			if first, _, _ := kube.EventTimes(e); !first.IsZero() && (start.IsZero() || first.Before(start)) {
 				start = first
@@ -119,8 +139,8 @@ func runPVCPending(p *doctor.Pass) error {
 		sev := doctor.Warning
 		var cause, podRef string
 		switch {
-		case pvc.Status.Phase == corev1.ClaimLost:
-			cause = fmt.Sprintf("the claim is Lost: its PersistentVolume %s no longer exists, and its data with it unless the volume is restored", pvc.Spec.VolumeName)
+		case lost != nil:
+			cause = lostCause(lost)
 			if len(waiting) > 0 {
 				sev = doctor.Critical
 			}
@@ -156,7 +176,7 @@ func runPVCPending(p *doctor.Pass) error {
 		}
 		g := groups[gk]
 		if g == nil {
-			g = &pvcGroup{owner: owner, ns: pvc.Namespace, pods: map[string]bool{}, cause: cause, sev: sev, start: start, problem: problem, podRef: podRef}
+			g = &pvcGroup{owner: owner, ns: pvc.Namespace, pods: map[string]bool{}, cause: cause, sev: sev, start: start, problem: problem, podRef: podRef, lost: lost}
 			if sc != nil {
 				g.class = sc.Name
 			} else if pvc.Spec.StorageClassName != nil {
@@ -166,7 +186,7 @@ func runPVCPending(p *doctor.Pass) error {
 		}
 		g.claims = append(g.claims, pvc)
 		g.sev = max(g.sev, sev)
-		if start.Before(g.start) {
+		if !start.IsZero() && (g.start.IsZero() || start.Before(g.start)) {
 			g.start = start
 		}
 		for _, pod := range waiting {
@@ -210,18 +230,22 @@ func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
 		pods = append(pods, n)
 	}
 	sort.Strings(pods)
+	// "pending for 12m", "lost for 21m"; a Lost claim no event dates is
+	// just "lost".
 	phase := strings.ToLower(string(g.claims[0].Status.Phase))
-	age := duration.HumanDuration(p.Now.Sub(g.start))
+	if !g.start.IsZero() {
+		phase += " for " + duration.HumanDuration(p.Now.Sub(g.start))
+	}
 	var who string
 	ref := doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: g.ns, Name: names[0]}
 	switch {
 	case g.owner != nil:
-		who = fmt.Sprintf("%s of %s %s for %s (%s)", doctor.Plural(len(names), "claim", "claims"), g.owner.KindName(), phase, age, examplesEllipsis(names))
+		who = fmt.Sprintf("%s of %s %s (%s)", doctor.Plural(len(names), "claim", "claims"), g.owner.KindName(), phase, examplesEllipsis(names))
 		ref = g.owner.Ref
 	case len(names) == 1:
-		who = fmt.Sprintf("persistentvolumeclaim %s %s for %s", names[0], phase, age)
+		who = fmt.Sprintf("persistentvolumeclaim %s %s", names[0], phase)
 	default:
-		who = fmt.Sprintf("%d claims in namespace %s %s for %s (%s)", len(names), g.ns, phase, age, strings.Join(doctor.Examples(names), ", "))
+		who = fmt.Sprintf("%d claims in namespace %s %s (%s)", len(names), g.ns, phase, strings.Join(doctor.Examples(names), ", "))
 	}
 	msg := who + ": " + g.cause
 	switch {
@@ -236,6 +260,8 @@ func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
 	}
 	rem := []doctor.Remediation{{Text: "read the claim's events", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", names[0], g.ns)}}
 	switch {
+	case g.lost != nil:
+		rem = append(rem, lostRemediation(g, names[0], pods)...)
 	case g.problem != nil && g.problem.Missing != "":
 		text := fmt.Sprintf("create StorageClass %s, or recreate the claims with an existing class (storageClassName cannot be changed)", g.class)
 		if g.owner != nil && g.owner.Ref.Kind == "StatefulSet" {
@@ -273,4 +299,39 @@ func classProblemWords(p *kube.ClassProblem) string {
 		return fmt.Sprintf("storageclass %q does not exist", p.Missing)
 	}
 	return "it names no StorageClass and the cluster has no default StorageClass"
+}
+
+// lostCause says why a claim is Lost, claiming no more than was read.
+func lostCause(lc *kube.LostClaim) string {
+	switch {
+	case lc.Volume == "":
+		return "the claim is Lost: the PersistentVolume it was bound to is gone (the claim names none in spec.volumeName)"
+	case !lc.Checked:
+		return fmt.Sprintf("the claim is Lost: the PersistentVolume controller no longer finds its PersistentVolume %s (PersistentVolumes could not be read to confirm)", lc.Volume)
+	case !lc.Exists:
+		return fmt.Sprintf("the claim is Lost: its PersistentVolume %s no longer exists; the data on it cannot be recovered from Kubernetes", lc.Volume)
+	case lc.BoundTo != "":
+		return fmt.Sprintf("the claim is Lost: its PersistentVolume %s is bound to another claim, %s (two claims were bound to one volume)", lc.Volume, lc.BoundTo)
+	}
+	return fmt.Sprintf("the claim is Lost: its PersistentVolume %s was gone when the PersistentVolume controller checked, and exists again now (%s); the claim stays Lost", lc.Volume, lc.Phase)
+}
+
+// lostRemediation restores or replaces a Lost claim's volume: no
+// provisioner is involved, the volume the claim was bound to is gone.
+func lostRemediation(g *pvcGroup, claim string, pods []string) []doctor.Remediation {
+	lc := g.lost
+	if lc.Checked && lc.Exists && lc.BoundTo != "" {
+		return []doctor.Remediation{{Text: "find out which claim the volume belongs to; the other claim needs a volume of its own (recreate it)",
+			Command: fmt.Sprintf("kubectl get pv %s -o jsonpath='{.spec.claimRef}'", lc.Volume)}}
+	}
+	rem := []doctor.Remediation{{
+		Text:    "restore the data: create a PersistentVolume from your backup or volume snapshot and recreate the claim bound to it (spec.volumeName); Kubernetes keeps no copy of a volume's data",
+		Command: fmt.Sprintf("kubectl get pvc %s -n %s -o yaml", claim, g.ns)}}
+	recreate := doctor.Remediation{Text: "or start empty: delete the claim and create it again (its data is gone with the volume)",
+		Command: fmt.Sprintf("kubectl delete pvc %s -n %s", claim, g.ns)}
+	if g.owner != nil && g.owner.Ref.Kind == "StatefulSet" && len(pods) > 0 {
+		recreate.Text = fmt.Sprintf("or start empty: delete the claim and its pod, and %s creates both again with a new, empty volume", g.owner.KindName())
+		recreate.Command = fmt.Sprintf("kubectl delete pvc %s -n %s --wait=false && kubectl delete pod %s -n %s", claim, g.ns, pods[0], g.ns)
+	}
+	return append(rem, recreate)
 }

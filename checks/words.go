@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -53,6 +54,24 @@ func describeNodes(names string) doctor.Remediation {
 
 func podsOn(first string) string {
 	return "kubectl get pods -A -o wide --field-selector spec.nodeName=" + first
+}
+
+// nodeRegistrationGrace is how long a newly registered node may go without
+// its kubelet posting status before that is reported: a kubelet posts its
+// first status within seconds of registering, and the node lifecycle
+// controller waits its own grace period (40s by default) before it marks
+// such a node Unknown.
+const nodeRegistrationGrace = 5 * time.Minute
+
+// neverPostedMeaning says why a node whose kubelet never posted status is
+// not Ready, and neverPostedFix what to do about it: node-health and
+// node-taints both word it.
+const neverPostedMeaning = "its kubelet registered the Node but has not posted any status since, so the node is not Ready (no Ready condition)"
+
+func neverPostedFix(names string) []doctor.Remediation {
+	return []doctor.Remediation{describeNodes(names),
+		{Text: "on the node, see why the kubelet does not report: it may have stopped after registering, or cannot reach the API server or renew its certificate", Command: "systemctl status kubelet; journalctl -u kubelet --since -1h"},
+		{Text: "leave the taint until the kubelet reports Ready; if the machine never came up, delete the Node", Command: "kubectl delete node " + names}}
 }
 
 // nodeProblemWords has an entry for every kube.NodeProblem taint.

@@ -56,7 +56,7 @@ func TestNodeProblemWords(t *testing.T) {
 }
 
 func TestExitCodeMeaning(t *testing.T) {
-	for code, want := range map[int32]string{1: "application error", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM", 130: "killed by signal 2"} {
+	for code, want := range map[int32]string{1: "application error", 137: "SIGKILL", 139: "SIGSEGV", 143: "SIGTERM", 130: "killed by signal 2", -1: "not an exit status of the application", -1073741819: "not an exit status of the application", 3: "application error"} {
 		if got := exitCodeMeaning(code); len(got) < len(want) || got[:len(want)] != want {
 			t.Errorf("exitCodeMeaning(%d) = %q, want prefix %q", code, got, want)
 		}

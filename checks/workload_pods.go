@@ -52,7 +52,8 @@ From the one LIST of pods, every container's status (init containers
 included) is classified (pkg/kube ` + "`PodProblems`" + `):
 - **crash loop**: waiting ` + "`CrashLoopBackOff`" + `, with the restart count, the last
   termination's exit code and what it means (1 application error, 137 SIGKILL,
-  139 SIGSEGV, 143 SIGTERM...) and its termination message;
+  139 SIGSEGV, 143 SIGTERM...; a negative code is none the application gave:
+  the runtime could not report one) and its termination message;
 - **OOM kill**: a crash loop whose last termination is ` + "`OOMKilled`" + `, or a running
   container OOM-killed within the hour after at least three restarts, with
   the container's memory limit and request from the spec;
@@ -127,7 +128,12 @@ StatefulSet, DaemonSet, Job → CronJob, bare pod) and cause: one finding each,
 with the count of pods, how long, the nodes for a DaemonSet, the owner's
 availability, and the Services that select the pods and have no ready
 endpoint left. No available replica of a Deployment, StatefulSet or DaemonSet
-is critical, a partial outage or a bare pod a warning. A problem younger than
+is critical, a partial outage or a bare pod a warning. Bare pods are
+workloads of their own: those of one namespace are one finding only when
+their problem is the same in substance (the cause, the container's name and
+image, and for pods that do not start the class and subject of the event
+that says why; for crash loops the exit code and the probe that killed it),
+else one finding each. A problem younger than
 5 minutes, a rollout still within its ` + "`progressDeadlineSeconds`" + `, a container that
 restarted in the past and runs ready now, and finished pods (completed Jobs)
 are not reported — except a crash loop or OOM kill with at least 3 restarts in

@@ -30,7 +30,9 @@ func TestTaintRows(t *testing.T) {
 	}
 	want := []string{
 		"cp-1 node-role.kubernetes.io/control-plane=:NoSchedule - control-plane",
+		"fresh-1 node.kubernetes.io/not-ready=:NoSchedule 11:58 problem",
 		"gpu-1 dedicated=gpu:NoSchedule - intended",
+		"silent-1 node.kubernetes.io/not-ready=:NoSchedule 11:40 problem",
 		"worker-1 =: - ",
 		"worker-2 node.kubernetes.io/unreachable=:NoExecute 09:00 problem",
 		"worker-2 node.kubernetes.io/unreachable=:NoSchedule 09:00 problem",

@@ -81,6 +81,11 @@ func TaintSince(node *corev1.Node, t corev1.Taint) *time.Time {
 		return &tt
 	}
 	if p, ok := ProblemTaint(t.Key); ok && p.Condition != "" {
+		if reg, never := NeverPostedStatus(node); never && p.Condition == corev1.NodeReady && !reg.IsZero() {
+			// The Node was registered with this taint and its kubelet
+			// has not reported since: the taint is as old as the Node.
+			return &reg
+		}
 		for _, c := range node.Status.Conditions {
 			// Only a condition that still stands dates the taint: a
 			// pressure that ended tells when it ended, not when the
@@ -126,4 +131,23 @@ func notReady(n *corev1.Node) (corev1.NodeCondition, bool) {
 		}
 	}
 	return corev1.NodeCondition{}, false
+}
+
+// NeverPostedStatus says the node's kubelet has not posted status since the
+// Node was registered, and returns the registration time (creationTimestamp).
+// Two shapes say so: no Ready condition at all (the kubelet registered the
+// Node and never reported), and the node lifecycle controller's Ready
+// Unknown with reason NodeStatusNeverUpdated, which it writes once such a
+// node outlives its grace period. An absent Ready condition is not Ready.
+func NeverPostedStatus(n *corev1.Node) (registered time.Time, never bool) {
+	for _, c := range n.Status.Conditions {
+		if c.Type != corev1.NodeReady {
+			continue
+		}
+		if c.Status == corev1.ConditionUnknown && c.Reason == "NodeStatusNeverUpdated" {
+			return n.CreationTimestamp.Time, true
+		}
+		return time.Time{}, false
+	}
+	return n.CreationTimestamp.Time, true
 }

@@ -1,8 +1,10 @@
 package kube
 
 import (
+	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -120,7 +122,9 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 				seen[p.Cause] = true
 				key := OwnerKey(w) + "/" + string(p.Cause)
 				if !ok {
-					key = w.Ref.Namespace + "/Pod/*/" + string(p.Cause) // bare pods: one group per namespace
+					// Bare pods of a namespace are one group only when
+					// their problem is the same in substance.
+					key = w.Ref.Namespace + "/Pod/*/" + string(p.Cause) + "/" + bareKey(pod, p, warnings)
 				}
 				g := byKey[key]
 				if g == nil {
@@ -164,6 +168,59 @@ func OwnerProblemsOf(s *snapshot.Snapshot, now time.Time) []*OwnerProblem {
 		})
 		return out
 	})
+}
+
+// bareKey is what bare pods of one namespace must share, beyond the cause,
+// to be one finding: each bare pod is a workload of its own, so two are
+// grouped only when their problem is the same in substance. That is the
+// container (name, image, init or not) and the kubelet's waiting reason;
+// for a pod that does not start, the class and subject of the event that
+// says why (a Multi-Attach error and a missing Secret are two problems);
+// for a container that keeps exiting, its last exit code and whether, and
+// by which probe, the kubelet killed it; for a configuration error, what it
+// says is missing.
+func bareKey(pod *corev1.Pod, p ContainerProblem, warnings *WarningIndex) string {
+	parts := []string{p.Container, p.Image, fmt.Sprint(p.Init), p.Reason}
+	switch p.Cause {
+	case NotStarted:
+		if p.Event != nil {
+			ec := ClassifyEvent(p.Event.Reason, p.Event.Message)
+			parts = append(parts, string(ec.Class), ec.Subject)
+			if ec.Class == EventOther {
+				parts = append(parts, p.Event.Reason, p.Event.Message)
+			}
+		}
+	case CrashLoop, OOMKill:
+		if p.Last != nil {
+			parts = append(parts, fmt.Sprint(p.Last.ExitCode), p.Last.Reason)
+		}
+		parts = append(parts, probeKillKind(pod, p.Container, warnings))
+	case ConfigError:
+		parts = append(parts, p.MissingKind, p.MissingName, p.MissingKey)
+	case ImagePull:
+		parts = append(parts, fmt.Sprint(p.Pull))
+	}
+	return strings.Join(parts, "|")
+}
+
+// probeKillKind is the probe ("liveness", "startup") after whose failures
+// the kubelet killed the pod's container, from its Warning events; "" when
+// none says so.
+func probeKillKind(pod *corev1.Pod, container string, warnings *WarningIndex) string {
+	for _, w := range warnings.AboutPod(pod) {
+		if _, rest, ok := strings.Cut(w.FieldPath, "{"); ok {
+			if name, _, _ := strings.Cut(rest, "}"); name != container {
+				continue
+			}
+		}
+		switch ClassifyEvent(w.Reason, w.Message).Class {
+		case EventLivenessKill:
+			return "liveness"
+		case EventStartupKill:
+			return "startup"
+		}
+	}
+	return ""
 }
 
 // BackendProblem explains why a Service's pods do not serve: the first

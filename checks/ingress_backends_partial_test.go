@@ -1,0 +1,59 @@
+package checks_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// A user limited to one namespace cannot list IngressClasses (cluster
+// scoped): ingress-backends still runs, reports the broken backends and the
+// load balancer's port errors as with every read, judges no class, and its
+// coverage says which read it missed.
+func TestIngressBackendsWithoutIngressClasses(t *testing.T) {
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "ingress-backends"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := checks.IngressBackends
+	run := func(reads []snapshot.Resource) *doctor.Report {
+		snap, err := set.SnapshotWith(reads)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.ServerVersion = FixtureServerVersion
+		return doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
+	}
+	full := run(append(append([]snapshot.Resource{}, c.Reads...), c.Optional...))
+	partial := run(c.Reads)
+	if got := partial.Checks[0]; got.Status != doctor.StatusFailed || got.Coverage != doctor.CoveragePartial ||
+		len(got.Missing) != 1 || got.Missing[0].Read != snapshot.IngressClasses.String() || !got.Missing[0].Optional {
+		t.Fatalf("without IngressClasses: status %s, coverage %s, missing %+v; want failed, partial, missing ingressclasses", got.Status, got.Coverage, got.Missing)
+	}
+	byObject := map[string]string{}
+	for _, f := range partial.Findings {
+		byObject[f.Object.Name] = f.Message
+		if strings.Contains(f.Message, "IngressClass") {
+			t.Errorf("%s: judges the class without having read the classes: %s", f.Object.Name, f.Message)
+		}
+	}
+	kept := 0
+	for _, f := range full.Findings {
+		if strings.Contains(f.Message, "IngressClass") {
+			continue
+		}
+		kept++
+		if byObject[f.Object.Name] != f.Message {
+			t.Errorf("%s: without IngressClasses %q, with them %q", f.Object.Name, byObject[f.Object.Name], f.Message)
+		}
+	}
+	if kept == 0 || len(partial.Findings) != kept {
+		t.Errorf("without IngressClasses: %d findings, want the %d that do not judge the class", len(partial.Findings), kept)
+	}
+}
