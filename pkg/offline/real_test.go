@@ -104,3 +104,42 @@ func TestRealOldSupportBundle(t *testing.T) {
 		t.Errorf("unexpected finding %s: %s", k, msg)
 	}
 }
+
+// TestRealK3sSupportBundle reads an excerpt of a bundle troubleshoot.sh
+// 0.121.3 wrote in September 2025 on a one-node k3s cluster where a
+// developer broke workloads on purpose: the crash loop is the one critical
+// finding; the k3s packaged components' revisionHistoryLimit 0 is k3s's
+// (an info note naming the Addon, not a warning); the per-namespace errors
+// file of PodDisruptionBudgets (the collector asked for a removed API)
+// makes the PDB checks say what the capture could not list.
+func TestRealK3sSupportBundle(t *testing.T) {
+	res := mustLoad(t, filepath.Join("..", "..", "testdata", "offline", "troubleshoot-2025-support-bundle.tar.gz"), offline.Options{})
+	if res.Format != offline.FormatBundle || res.Snapshot.ServerVersion == "" {
+		t.Fatalf("format %q, version %q", res.Format, res.Snapshot.ServerVersion)
+	}
+	r := doctor.Run(context.Background(), res.Snapshot, checks.All(), res.Now)
+	want := map[string]string{
+		"critical workload-pods default/Deployment/backend-api":              "is crash-looping",
+		"info rollout-history kube-system/Deployment/coredns":                "set by k3s addon coredns",
+		"info rollout-history kube-system/Deployment/local-path-provisioner": "set by k3s addon local-storage",
+		"info rollout-history kube-system/Deployment/metrics-server":         "set by k3s addon metrics-server-deployment",
+		"info rollout-history /Namespace/default":                            "no kubernetes.io/change-cause",
+		"info rollout-history /Namespace/kube-system":                        "no kubernetes.io/change-cause",
+	}
+	for _, f := range r.Findings {
+		k := f.Severity.String() + " " + f.Check + " " + f.Object.Namespace + "/" + f.Object.Kind + "/" + f.Object.Name
+		words, ok := want[k]
+		if !ok || !strings.Contains(f.Message, words) {
+			t.Errorf("finding %s: %s", k, f.Message)
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		t.Errorf("missing %s", k)
+	}
+	for _, c := range r.Checks {
+		if c.Name == "pdb-blocks-drain" && !strings.Contains(c.Reason, "could not list poddisruptionbudgets.policy: the server could not find the requested resource") {
+			t.Errorf("pdb-blocks-drain: %s %q", c.Status, c.Reason)
+		}
+	}
+}
