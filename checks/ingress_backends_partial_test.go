@@ -1,14 +1,11 @@
 package checks_test
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -17,21 +14,8 @@ import (
 // load balancer's port errors as with every read, judges no class, and its
 // coverage says which read it missed.
 func TestIngressBackendsWithoutIngressClasses(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "ingress-backends"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := checks.IngressBackends
-	run := func(reads []snapshot.Resource) *doctor.Report {
-		snap, err := set.SnapshotWith(reads)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap.ServerVersion = FixtureServerVersion
-		return doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
-	}
-	full := run(append(append([]snapshot.Resource{}, c.Reads...), c.Optional...))
-	partial := run(c.Reads)
+	full := runWithout(t, checks.IngressBackends)
+	partial := runWithout(t, checks.IngressBackends, snapshot.IngressClasses)
 	if got := partial.Checks[0]; got.Status != doctor.StatusFailed || got.Coverage != doctor.CoveragePartial ||
 		len(got.Missing) != 1 || got.Missing[0].Read != snapshot.IngressClasses.String() || !got.Missing[0].Optional {
 		t.Fatalf("without IngressClasses: status %s, coverage %s, missing %+v; want failed, partial, missing ingressclasses", got.Status, got.Coverage, got.Missing)

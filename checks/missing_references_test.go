@@ -41,18 +41,7 @@ func TestGoverningServiceExplainsNoRefusal(t *testing.T) {
 		t.Errorf("ledger's findings %v, want %v", causes, want)
 	}
 
-	var reads []snapshot.Resource
-	for _, r := range append(slices.Clone(checks.MissingReferences.Reads), checks.MissingReferences.Optional...) {
-		if r != snapshot.Services {
-			reads = append(reads, r)
-		}
-	}
-	blind, err := set.SnapshotWith(reads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blind.ServerVersion = FixtureServerVersion
-	r := doctor.Run(context.Background(), blind, []*doctor.Check{checks.MissingReferences}, fixture.Now())
+	r := runWithout(t, checks.MissingReferences, snapshot.Services)
 	for _, f := range r.Findings {
 		if f.Cause == "governing-service" {
 			t.Errorf("without Services read: %s", f.Message)

@@ -1,13 +1,10 @@
 package checks_test
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -16,23 +13,7 @@ import (
 // with every read, and a pod its kubelet has not let go is reported without
 // claiming whether its node is down.
 func TestPodsStuckWithoutNodes(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "pods-stuck"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := checks.PodsStuck
-	var reads []snapshot.Resource
-	for _, r := range append(append([]snapshot.Resource{}, c.Reads...), c.Optional...) {
-		if r != snapshot.Nodes {
-			reads = append(reads, r)
-		}
-	}
-	snap, err := set.SnapshotWith(reads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap.ServerVersion = FixtureServerVersion
-	r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
+	r := runWithout(t, checks.PodsStuck, snapshot.Nodes)
 	if got := r.Checks[0]; got.Status != doctor.StatusFailed || got.Coverage != doctor.CoveragePartial ||
 		len(got.Missing) != 1 || got.Missing[0].Read != snapshot.Nodes.String() || !got.Missing[0].Optional {
 		t.Fatalf("without Nodes: status %s, coverage %s, missing %+v; want failed, partial, missing nodes", got.Status, got.Coverage, got.Missing)

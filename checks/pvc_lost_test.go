@@ -1,14 +1,11 @@
 package checks_test
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -18,25 +15,9 @@ import (
 // it; without Warning events it gives no duration (the claim's age is not
 // how long it has been lost). The fix is never the provisioner.
 func TestPVCLostWithoutReads(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "pvc-pending"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := checks.PVCPending
 	without := func(drop snapshot.Resource) map[string]doctor.Finding {
-		var reads []snapshot.Resource
-		for _, r := range append(append([]snapshot.Resource{}, c.Reads...), c.Optional...) {
-			if r != drop {
-				reads = append(reads, r)
-			}
-		}
-		snap, err := set.SnapshotWith(reads)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
 		out := map[string]doctor.Finding{}
-		for _, f := range r.Findings {
+		for _, f := range runWithout(t, checks.PVCPending, drop).Findings {
 			out[f.Object.Namespace+"/"+f.Object.Name] = f
 		}
 		return out

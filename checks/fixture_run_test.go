@@ -1,0 +1,35 @@
+package checks_test
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// runWithout runs one check over its own fixture directory with every read
+// it declares except drop, as for a user who may not read those (none
+// dropped: all of them).
+func runWithout(t *testing.T, c *doctor.Check, drop ...snapshot.Resource) *doctor.Report {
+	t.Helper()
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", c.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads []snapshot.Resource
+	for _, r := range append(slices.Clone(c.Reads), c.Optional...) {
+		if !slices.Contains(drop, r) {
+			reads = append(reads, r)
+		}
+	}
+	snap, err := set.SnapshotWith(reads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ServerVersion = FixtureServerVersion
+	return doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
+}
