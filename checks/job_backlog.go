@@ -48,6 +48,14 @@ when they have no pod ten minutes after creation or a FailedCreate event.
 Evidence comes from the scan's one list of Warning events (` + "`FailedCreate`" + `): a message
 ` + "`failed calling webhook \"NAME\"`" + ` names the webhook, which is then described with
 its failure policy, timeout and backend health (see admission-webhooks).
+A CronJob that has started no Job for a run its schedule asked for (more
+than 5 minutes overdue, counted from ` + "`status.lastScheduleTime`" + ` or its
+creation, in ` + "`spec.timeZone`" + `) is reported with how many runs it missed and
+the newest Warning event about it (the controller's "too many missed start
+times (> 100)"), or, with none, that the cronjob controller may not be
+running; suspended CronJobs, a Forbid CronJob waiting for its active run
+(a backlog) and one whose Jobs the API server refuses (workload-pods) are
+not.
 A CronJob's finding ends with its last success: the newest successful run
 kept (runs ordered by their scheduled time), else the CronJob's
 ` + "`status.lastSuccessfulTime`" + `, else "no successful run on record".
@@ -113,6 +121,7 @@ func runJobBacklog(p *doctor.Pass) error {
 	cjs := p.Snapshot.CronJobs()
 	for i := range cjs {
 		reportCronJobBacklog(p, &cjs[i], byCronJob[cjs[i].Namespace+"/"+cjs[i].Name], hooks)
+		reportMissedSchedule(p, &cjs[i])
 	}
 	reportBareJobs(p, bare, hooks)
 	return nil
