@@ -461,7 +461,8 @@ var ErrNoChecks = errors.New("no checks selected")
 // into that finding (listed in its Explains, its severity raised to the
 // higher of the two) instead of being reported twice; a grouped finding is
 // found through its Object and each of its Members. Only findings that
-// are not folded themselves take others in, so chains end at a root cause.
+// are not folded themselves take others in: a chain of symptoms is followed
+// to its root cause, which takes in every finding along it.
 // Input order is kept otherwise.
 func Fold(fs []Finding) []Finding {
 	// Objects match by kind, namespace and name: checks may spell the
@@ -496,14 +497,33 @@ func Fold(fs []Finding) []Finding {
 	for i := range fs {
 		symptom[i] = len(target(i)) > 0
 	}
+	// root follows a chain of symptoms to a finding that is not one: a
+	// Service down because its pods are, whose pods are down because
+	// their node is, ends at the node's finding. -1 when the chain loops.
+	var root func(j, depth int) int
+	root = func(j, depth int) int {
+		if !symptom[j] {
+			return j
+		}
+		if depth > 8 {
+			return -1
+		}
+		for _, k := range target(j) {
+			if r := root(k, depth+1); r >= 0 {
+				return r
+			}
+		}
+		return -1
+	}
 	folded := make([]bool, len(fs))
 	for i := range fs {
 		if !symptom[i] {
 			continue
 		}
-		for _, j := range target(i) {
-			if symptom[j] {
-				continue // not a root: fold into its own cause instead
+		for _, t := range target(i) {
+			j := root(t, 0)
+			if j < 0 || j == i || fs[j].Check == fs[i].Check {
+				continue
 			}
 			g := &fs[j]
 			g.Explains = append(g.Explains, fmt.Sprintf("%s %s: %s", fs[i].Check, fs[i].Object, fs[i].Message))

@@ -307,3 +307,24 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldFollowsChains: a Service without endpoints because its pods are
+// down, whose pods are down because their node is, folds with them into
+// the node's finding: one outage, one finding. A loop folds nothing.
+func TestFoldFollowsChains(t *testing.T) {
+	node := doctor.ObjectRef{Kind: "Node", Name: "n3"}
+	sts := doctor.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: "brk", Name: "ledger"}
+	svc := doctor.ObjectRef{APIVersion: "v1", Kind: "Service", Namespace: "brk", Name: "ledger"}
+	health := doctor.Finding{Check: "node-health", Severity: doctor.Critical, Object: node, Message: "node n3 is unreachable"}
+	pods := doctor.Finding{Check: "workload-pods", Severity: doctor.Critical, Object: sts, Message: "0 of 1 available", Via: []doctor.ObjectRef{node}}
+	service := doctor.Finding{Check: "service-endpoints", Severity: doctor.Warning, Object: svc, Message: "no ready endpoint", Via: []doctor.ObjectRef{sts}}
+	got := doctor.Fold([]doctor.Finding{service, pods, health})
+	if len(got) != 1 || got[0].Check != "node-health" || len(got[0].Explains) != 2 {
+		t.Fatalf("got %+v, want node-health explaining the pods and the Service", got)
+	}
+	a := doctor.Finding{Check: "a", Object: sts, Message: "a", Via: []doctor.ObjectRef{svc}}
+	b := doctor.Finding{Check: "b", Object: svc, Message: "b", Via: []doctor.ObjectRef{sts}}
+	if got := doctor.Fold([]doctor.Finding{a, b}); len(got) != 2 {
+		t.Errorf("a loop folded: %+v", got)
+	}
+}
