@@ -28,11 +28,22 @@ func nodesByName(s *snapshot.Snapshot) map[string]*corev1.Node {
 // NodeDown says whether the pod's node is listed and its Ready condition
 // is False or Unknown, with that condition (dated by its transition).
 func NodeDown(s *snapshot.Snapshot, pod *corev1.Pod) (corev1.NodeCondition, bool) {
-	if pod.Spec.NodeName == "" || s.Err(snapshot.Nodes) != nil {
+	if pod.Spec.NodeName == "" {
 		return corev1.NodeCondition{}, false
 	}
-	n := nodesByName(s)[pod.Spec.NodeName]
+	var n *corev1.Node
+	if s.Err(snapshot.Nodes) == nil {
+		n = nodesByName(s)[pod.Spec.NodeName]
+	}
 	if n == nil {
+		// Nodes not readable (a namespaced user) or this one not listed:
+		// the node lifecycle controller's mark on the pod says it.
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionFalse && c.Reason == "NodeNotReady" && !c.LastTransitionTime.IsZero() {
+				return corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeNotReady",
+					Message: "the node controller marked the pod not ready; the node itself could not be read", LastTransitionTime: c.LastTransitionTime}, true
+			}
+		}
 		return corev1.NodeCondition{}, false
 	}
 	// A node without a Ready condition is not judged: a kubelet that has
