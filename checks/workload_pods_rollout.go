@@ -87,7 +87,7 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	if d.Status.AvailableReplicas == 0 && replicasOf(d.Spec.Replicas) > 0 && g != nil {
 		sev = doctor.Critical
 	}
-	if prev := previousRevision(h, rev); prev > 0 {
+	if prev := previousRevision(p, h, rev); prev > 0 {
 		rem = append([]doctor.Remediation{{Text: fmt.Sprintf("roll back to revision %d if the change is bad", prev),
 			Command: fmt.Sprintf("kubectl rollout undo %s -n %s --to-revision=%d", ref, d.Namespace, prev)}}, rem...)
 		rem = append(rem, doctor.Remediation{Text: "compare the revisions", Command: fmt.Sprintf("kubectl doctor history %s -n %s", ref, d.Namespace)})
@@ -125,16 +125,33 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 }
 
 // previousRevision is the highest revision below the current one.
-func previousRevision(h kube.WorkloadHistory, current string) int64 {
+// previousRevision is the revision to roll back to: the newest older one
+// whose ReplicaSet still has available pods (what serves now: after 1 good,
+// 2 crash-looping, 3 unpullable, that is 1, not 2), else the newest older
+// one; 0 when there is none.
+func previousRevision(p *doctor.Pass, h kube.WorkloadHistory, current string) int64 {
 	var cur int64
 	if _, err := fmt.Sscan(current, &cur); err != nil {
 		return 0
 	}
-	var prev int64
+	serving := map[string]bool{}
+	rss := p.Snapshot.ReplicaSets()
+	for i := range rss {
+		if rss[i].Namespace == h.Namespace && rss[i].Status.AvailableReplicas > 0 {
+			serving["replicaset/"+rss[i].Name] = true
+		}
+	}
+	var prev, prevServing int64
 	for _, r := range h.Revisions {
 		if r.Revision < cur && r.Revision > prev {
 			prev = r.Revision
 		}
+		if r.Revision < cur && r.Revision > prevServing && serving[r.Source] {
+			prevServing = r.Revision
+		}
+	}
+	if prevServing > 0 {
+		return prevServing
 	}
 	return prev
 }

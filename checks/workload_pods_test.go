@@ -210,3 +210,24 @@ func TestStuckRolloutFoldsIntoReplicaFailure(t *testing.T) {
 		t.Errorf("without replica-failure want one create-failed finding with the deadline as evidence: %+v", alone)
 	}
 }
+
+// TestRollbackTargetServes: a stuck rollout is rolled back to the newest
+// older revision whose ReplicaSet still has available pods: after 1
+// (serving), 2 (crash-looped, replaced) and 3 (image not found), that is 1.
+func TestRollbackTargetServes(t *testing.T) {
+	for _, f := range runWithout(t, checks.WorkloadPods).Findings {
+		if f.Object.String() != "shop/deployment/tickets" {
+			continue
+		}
+		for _, r := range f.Remediation {
+			if strings.Contains(r.Command, "rollout undo") {
+				if !strings.HasSuffix(r.Command, "--to-revision=1") {
+					t.Errorf("rollback: %s", r.Command)
+				}
+				return
+			}
+		}
+		t.Fatalf("no rollback offered: %+v", f.Remediation)
+	}
+	t.Fatal("no finding on shop/deployment/tickets")
+}
