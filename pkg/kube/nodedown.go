@@ -2,6 +2,7 @@ package kube
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -46,10 +47,15 @@ func NodeDown(s *snapshot.Snapshot, pod *corev1.Pod) (corev1.NodeCondition, bool
 		}
 		return corev1.NodeCondition{}, false
 	}
-	// A node without a Ready condition is not judged: a kubelet that has
-	// not reported yet, or a capture that left status out, says nothing.
-	if c, down := notReady(n); down && !c.LastTransitionTime.IsZero() {
+	if c, down := notReady(n); down && !c.LastTransitionTime.IsZero() && c.Reason != "NodeStatusNeverUpdated" {
 		return c, true
+	}
+	// A kubelet that registered its node and never posted status (no Ready
+	// condition, or the controller's NodeStatusNeverUpdated): dated by the
+	// registration; undated (a capture that left status out) says nothing.
+	if registered, never := NeverPostedStatus(n); never && !registered.IsZero() {
+		return corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusNeverUpdated",
+			Message: "its kubelet has never posted status since the node registered", LastTransitionTime: metav1.NewTime(registered)}, true
 	}
 	return corev1.NodeCondition{}, false
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // TestNodeDown: a pod's node is down by its Ready condition (False or
-// Unknown, dated); a node without a Ready condition is not judged; when
+// Unknown, dated); a node whose kubelet never posted status is down from
+// its registration, and not judged when nothing dates it; when
 // nodes cannot be read, the node controller's NodeNotReady mark on the
 // pod says it.
 func TestNodeDown(t *testing.T) {
@@ -27,8 +28,10 @@ func TestNodeDown(t *testing.T) {
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conds}}
 	}
 	marked := corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "NodeNotReady", LastTransitionTime: at}
-	lost, fresh, ok := pod("lost", "n-lost", marked), pod("fresh", "n-new"), pod("ok", "n-ok")
-	s, err := snapshot.FromObjects(lost, fresh, ok,
+	lost, fresh, ok, silent := pod("lost", "n-lost", marked), pod("fresh", "n-new"), pod("ok", "n-ok"), pod("silent", "n-silent")
+	registered := node("n-silent")
+	registered.CreationTimestamp = at
+	s, err := snapshot.FromObjects(lost, fresh, ok, silent, registered,
 		node("n-lost", corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown", LastTransitionTime: at}),
 		node("n-new"),
 		node("n-ok", corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: at}))
@@ -39,7 +42,7 @@ func TestNodeDown(t *testing.T) {
 		pod    *corev1.Pod
 		down   bool
 		reason string
-	}{{lost, true, "NodeStatusUnknown"}, {fresh, false, ""}, {ok, false, ""}} {
+	}{{lost, true, "NodeStatusUnknown"}, {fresh, false, ""}, {ok, false, ""}, {silent, true, "NodeStatusNeverUpdated"}} {
 		got, down := NodeDown(s, c.pod)
 		if down != c.down || got.Reason != c.reason || (down && !got.LastTransitionTime.Equal(&at)) {
 			t.Errorf("%s: %+v %v, want down %v reason %q", c.pod.Name, got, down, c.down, c.reason)
