@@ -46,7 +46,10 @@ the DaemonSet or StatefulSet with their revision number. Findings:
   the Addon; the addon manager's ` + "`addonmanager.kubernetes.io/mode: Reconcile`" + `):
   the value is that source's choice and a kubectl patch would be reverted;
 - workloads whose newest revision has no change-cause (info), one finding per
-  namespace.
+  namespace;
+- a Deployment paused (` + "`spec.paused`" + `) with its template not rolled out to
+  every replica (info): what was applied since the pause waits for
+  ` + "`kubectl rollout resume`" + `; a pause with nothing pending is not reported.
 
 A Deployment whose rollout is stuck (` + "`Progressing=False`, `ProgressDeadlineExceeded`" + `)
 is reported by workload-pods, which names why its new pods fail and the
@@ -101,6 +104,7 @@ func runRolloutHistory(p *doctor.Pass) error {
 			missingRefs[w.Namespace] = append(missingRefs[w.Namespace], doctor.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
 		}
 	}
+	reportPausedRollouts(p)
 	namespaces := make([]string, 0, len(missing))
 	for ns := range missing {
 		namespaces = append(namespaces, ns)
