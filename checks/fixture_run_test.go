@@ -11,6 +11,22 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
+// fixtureSnapshot is the snapshot of a fixture directory with every
+// resource it holds, at the fixtures' server version.
+func fixtureSnapshot(t *testing.T, dir string) *snapshot.Snapshot {
+	t.Helper()
+	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := set.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.ServerVersion = FixtureServerVersion
+	return snap
+}
+
 // runWithout runs one check over its own fixture directory with every read
 // it declares except drop, as for a user who may not read those (none
 // dropped: all of them).

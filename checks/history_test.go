@@ -2,27 +2,11 @@ package checks_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
-
-func fixtureSnapshot(t *testing.T, check string) *snapshot.Snapshot {
-	t.Helper()
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", check))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // TestHistories rebuilds revisions the way kubectl rollout history does:
 // ReplicaSets by revision annotation, ControllerRevisions by number.

@@ -2,7 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -18,15 +17,7 @@ import (
 // refusal for a missing ServiceAccount is missing-references'). Without
 // Services read, no Service is called missing.
 func TestGoverningServiceExplainsNoRefusal(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "missing-references"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap.ServerVersion = FixtureServerVersion
+	snap := fixtureSnapshot(t, "missing-references")
 	var causes []string
 	for _, f := range doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods, checks.MissingReferences}, fixture.Now()).Findings {
 		if f.Object.String() == "data/statefulset/ledger" {

@@ -2,7 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,15 +18,7 @@ import (
 func TestServiceFoldsItsReferrers(t *testing.T) {
 	run := func(dir string, cs ...*doctor.Check) map[string]doctor.Finding {
 		t.Helper()
-		set, err := fixture.Load(filepath.Join("..", "testdata", "checks", dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := set.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap.ServerVersion = FixtureServerVersion
+		snap := fixtureSnapshot(t, dir)
 		out := map[string]doctor.Finding{}
 		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
 			out[f.Object.String()] = f
@@ -82,14 +73,7 @@ func TestServiceFoldsItsReferrers(t *testing.T) {
 // the kubelet's Warning events about them, or their Ready condition when
 // there is none.
 func TestServiceNotReadyQuotesWhy(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "service-endpoints"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := fixtureSnapshot(t, "service-endpoints")
 	got := map[string][]string{}
 	for _, f := range doctor.Run(context.Background(), snap, []*doctor.Check{checks.ServiceEndpoints}, fixture.Now()).Findings {
 		got[f.Object.String()] = f.Evidence

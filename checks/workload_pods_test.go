@@ -2,7 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,14 +15,7 @@ import (
 // names and the computed values (the doubled memory limit, the previous
 // revision), not placeholders for what the snapshot knows.
 func TestWorkloadPodsRemediation(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "workload-pods"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := fixtureSnapshot(t, "workload-pods")
 	r := doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods}, fixture.Now())
 	byObject := map[string]doctor.Finding{}
 	for _, f := range r.Findings {
@@ -72,15 +64,7 @@ func hasRemediation(f doctor.Finding, cmd string) bool {
 // the Deployment; without apiservice-unavailable the Deployment's own
 // finding stands (never a silent drop).
 func TestWorkloadFoldsIntoTheAPIServiceItBreaks(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "workload-pods"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap.ServerVersion = FixtureServerVersion
+	snap := fixtureSnapshot(t, "workload-pods")
 	find := func(cs ...*doctor.Check) map[string]doctor.Finding {
 		out := map[string]doctor.Finding{}
 		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
@@ -106,15 +90,7 @@ func TestWorkloadFoldsIntoTheAPIServiceItBreaks(t *testing.T) {
 // explaining the stuck rollout; without unschedulable the rollout's own
 // finding stands.
 func TestStuckRolloutFoldsIntoUnschedulable(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "unschedulable"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap.ServerVersion = FixtureServerVersion
+	snap := fixtureSnapshot(t, "unschedulable")
 	find := func(cs ...*doctor.Check) []doctor.Finding {
 		var out []doctor.Finding
 		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
@@ -141,15 +117,7 @@ func TestStuckRolloutFoldsIntoUnschedulable(t *testing.T) {
 // a hygiene note (found by a break test with pvc-pending skipped).
 func TestUnavailableFoldsOnlyIntoCauses(t *testing.T) {
 	for _, dir := range []string{"workload-pods", "sandbox-failures", "pvc-pending"} {
-		set, err := fixture.Load(filepath.Join("..", "testdata", "checks", dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap, err := set.Snapshot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap.ServerVersion = FixtureServerVersion
+		snap := fixtureSnapshot(t, dir)
 		withVia := 0
 		for _, f := range doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods}, fixture.Now()).Findings {
 			if len(f.Via) == 0 {
@@ -177,15 +145,7 @@ func TestUnavailableFoldsOnlyIntoCauses(t *testing.T) {
 // evidence; without replica-failure, workload-pods says it once, at the
 // refusal, with the same evidence.
 func TestStuckRolloutFoldsIntoReplicaFailure(t *testing.T) {
-	set, err := fixture.Load(filepath.Join("..", "testdata", "checks", "replica-failure"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap, err := set.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap.ServerVersion = FixtureServerVersion
+	snap := fixtureSnapshot(t, "replica-failure")
 	find := func(cs ...*doctor.Check) []doctor.Finding {
 		var out []doctor.Finding
 		for _, f := range doctor.Run(context.Background(), snap, cs, fixture.Now()).Findings {
