@@ -3,6 +3,7 @@ package kube
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -78,18 +79,13 @@ func nodeDownProblem(s *snapshot.Snapshot, pod *corev1.Pod) (ContainerProblem, b
 // unreachable or not ready without a time limit (DaemonSet pods, explicit
 // tolerations): it is never evicted, so its owner never replaces it.
 func ToleratesForever(pod *corev1.Pod) bool {
-	for _, t := range pod.Spec.Tolerations {
-		if t.Effect != "" && t.Effect != corev1.TaintEffectNoExecute {
-			continue
-		}
-		if t.TolerationSeconds != nil {
-			continue
-		}
-		if t.Operator == corev1.TolerationOpExists && t.Key == "" {
-			return true
-		}
-		if t.Key == corev1.TaintNodeUnreachable || t.Key == corev1.TaintNodeNotReady {
-			return true
+	for _, key := range []string{corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady} {
+		taint := corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}
+		for i := range pod.Spec.Tolerations {
+			t := &pod.Spec.Tolerations[i]
+			if t.TolerationSeconds == nil && t.ToleratesTaint(klog.Logger{}, &taint, true) {
+				return true
+			}
 		}
 	}
 	return false
