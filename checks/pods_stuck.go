@@ -77,12 +77,8 @@ const (
 )
 
 func runPodsStuck(p *doctor.Pass) error {
-	nodes := map[string]*corev1.Node{}
+	nodes := kube.NodesByName(p.Snapshot)
 	nodesRead := p.Snapshot.Err(snapshot.Nodes) == nil
-	ns := p.Snapshot.Nodes()
-	for i := range ns {
-		nodes[ns[i].Name] = &ns[i]
-	}
 	owners := kube.OwnersOf(p.Snapshot)
 	type group struct {
 		ref     doctor.ObjectRef

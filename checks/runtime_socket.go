@@ -104,10 +104,7 @@ func runRuntimeSocket(p *doctor.Pass) error {
 		return nil
 	}
 	nodeList := p.Snapshot.Nodes()
-	nodes := map[string]*corev1.Node{}
-	for i := range nodeList {
-		nodes[nodeList[i].Name] = &nodeList[i]
-	}
+	nodes := kube.NodesByName(p.Snapshot)
 	// The nodes each workload's pods are bound to.
 	bound := map[string]map[string]bool{}
 	own := kube.OwnersOf(p.Snapshot)

@@ -195,11 +195,7 @@ func runSandboxFailures(p *doctor.Pass) error {
 		}
 	}
 
-	nodes := map[string]*corev1.Node{}
-	nodeList := p.Snapshot.Nodes()
-	for i := range nodeList {
-		nodes[nodeList[i].Name] = &nodeList[i]
-	}
+	nodes := kube.NodesByName(p.Snapshot)
 	for _, cause := range []sandboxCause{causeIPExhausted, causeCNINotReady, causeRuntimeTimeout, causeOther} {
 		if g := groups[cause]; g != nil {
 			reportSandboxGroup(p, g, nodes, holding, hostNetwork)

@@ -217,16 +217,11 @@ func holdersOf(s *snapshot.Snapshot, stuck *corev1.Pod, claim string, named []st
 // True (none when nodes were not read).
 func downHolderNodes(s *snapshot.Snapshot, holders []volumeHolder) map[string]kube.NodeOutage {
 	out := map[string]kube.NodeOutage{}
-	for i := range s.Nodes() {
-		n := &s.Nodes()[i]
-		d, down := kube.NodeOutageOf(n)
-		if !down {
-			continue
-		}
-		for _, h := range holders {
-			if h.node == n.Name {
-				out[n.Name] = d
-				break
+	nodes := kube.NodesByName(s)
+	for _, h := range holders {
+		if n := nodes[h.node]; n != nil {
+			if d, down := kube.NodeOutageOf(n); down {
+				out[h.node] = d
 			}
 		}
 	}

@@ -16,7 +16,9 @@ const NodeNotReady Cause = "node-not-ready"
 
 type nodesByNameKey struct{}
 
-func nodesByName(s *snapshot.Snapshot) map[string]*corev1.Node {
+// NodesByName indexes the snapshot's nodes by name, once per snapshot;
+// read-only.
+func NodesByName(s *snapshot.Snapshot) map[string]*corev1.Node {
 	return snapshot.Memo(s, nodesByNameKey{}, func() map[string]*corev1.Node {
 		nodes := s.Nodes()
 		out := make(map[string]*corev1.Node, len(nodes))
@@ -35,7 +37,7 @@ func NodeDown(s *snapshot.Snapshot, pod *corev1.Pod) (corev1.NodeCondition, bool
 	}
 	var n *corev1.Node
 	if s.Err(snapshot.Nodes) == nil {
-		n = nodesByName(s)[pod.Spec.NodeName]
+		n = NodesByName(s)[pod.Spec.NodeName]
 	}
 	if n == nil {
 		// Nodes not readable (a namespaced user) or this one not listed:
