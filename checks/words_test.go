@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -196,6 +197,23 @@ func TestSoonestRoomWords(t *testing.T) {
 	} {
 		if got := soonestWords(room(free)); got != want {
 			t.Errorf("free %s: %q, want %q", free, got, want)
+		}
+	}
+}
+
+// TestMissedRunsInTimeZone: a CronJob's schedule is read in its
+// spec.timeZone: 03:00 in New York is 07:00 UTC, so at 03:06 UTC the day's
+// run is not overdue; at 07:10 UTC it is.
+func TestMissedRunsInTimeZone(t *testing.T) {
+	tz := "America/New_York"
+	cj := &batchv1.CronJob{Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", TimeZone: &tz},
+		Status: batchv1.CronJobStatus{LastScheduleTime: &metav1.Time{Time: time.Date(2026, 6, 1, 7, 0, 0, 0, time.UTC)}}}
+	for now, want := range map[time.Time]int{
+		time.Date(2026, 6, 2, 3, 6, 0, 0, time.UTC):  0,
+		time.Date(2026, 6, 2, 7, 10, 0, 0, time.UTC): 1,
+	} {
+		if n, _, ok := missedRuns(cj, now); !ok || n != want {
+			t.Errorf("at %s: %d missed (ok %v), want %d", now, n, ok, want)
 		}
 	}
 }
