@@ -57,7 +57,9 @@ reason. A failure older than a day is info.
 
 ## How to fix
 Read the failed pod's logs (` + "`kubectl logs job/NAME`" + ` picks one of its pods),
-fix the cause, then rerun: a Job's pod template cannot be changed, so delete
+or, when the runtime never started the container's command (` + "`StartError`" + `: not
+in the image or not executable; there are no logs then), fix the command or
+the image. Fix the cause, then rerun: a Job's pod template cannot be changed, so delete
 and recreate the Job, or for a CronJob start a run by hand with
 ` + "`kubectl create job --from=cronjob/NAME`" + `. Raise ` + "`activeDeadlineSeconds`" + ` when the
 work needs longer, and ` + "`backoffLimit`" + ` only for failures that are transient.
@@ -208,9 +210,14 @@ func runJobFailed(p *doctor.Pass) error {
 		msg := fmt.Sprintf("the latest run of cronjob/%s, job %s (scheduled %s ago), failed %s ago (%s)",
 			cj.Name, last.Name, since(p.Now, metav1.Time{Time: kube.RunTime(last)}), since(p.Now, cond.LastTransitionTime), conditionText(cond))
 		msg += "; " + runOutcomes(finished) + "; " + lastSuccess(p.Now, cj, finished)
-		msg += podCause(podsByJob[last.Namespace+"/"+last.Name])
+		cause, fix := podCause(podsByJob[last.Namespace+"/"+last.Name])
+		msg += cause
+		logs := doctor.Remediation{Text: "read the failed run's logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", last.Namespace, last.Name)}
+		if fix != nil {
+			logs = *fix // nothing ran: there are no logs
+		}
 		rem := []doctor.Remediation{
-			{Text: "read the failed run's logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", last.Namespace, last.Name)},
+			logs,
 			{Text: "once fixed, start a run by hand instead of waiting for the schedule",
 				Command: fmt.Sprintf("kubectl create job -n %s --from=cronjob/%s %s-manual", cj.Namespace, cj.Name, truncateName(cj.Name, 56))},
 		}
@@ -248,9 +255,14 @@ func runJobFailed(p *doctor.Pass) error {
 			msg = fmt.Sprintf("%d Jobs in namespace %s failed (%s): %s; the newest, %s, %s ago (%s)", len(fs), j.Namespace, newest.cond.Reason,
 				strings.Join(doctor.Examples(names), ", "), j.Name, since(p.Now, newest.cond.LastTransitionTime), conditionText(newest.cond))
 		}
-		msg += podCause(podsByJob[j.Namespace+"/"+j.Name])
+		cause, fix := podCause(podsByJob[j.Namespace+"/"+j.Name])
+		msg += cause
+		logs := doctor.Remediation{Text: "read the failed pods' logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", j.Namespace, j.Name)}
+		if fix != nil {
+			logs = *fix // nothing ran: there are no logs
+		}
 		rem := []doctor.Remediation{
-			{Text: "read the failed pods' logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", j.Namespace, j.Name)},
+			logs,
 			{Text: "a Job's pod template cannot be changed: once the cause is fixed, delete the Job and create it again",
 				Command: fmt.Sprintf("kubectl get job %s -n %s -o yaml", j.Name, j.Namespace)},
 		}
@@ -295,11 +307,13 @@ var exitMeanings = map[int32]string{
 	143: "terminated by SIGTERM",
 }
 
-// podCause reads the newest failed pod's first non-zero container exit.
-func podCause(pods []*corev1.Pod) string {
+// podCause reads the newest failed pod's first non-zero container exit;
+// fix is the remediation when the runtime could not even start the
+// container's command (there are no logs to read then).
+func podCause(pods []*corev1.Pod) (cause string, fix *doctor.Remediation) {
 	sort.Slice(pods, func(a, b int) bool { return pods[a].CreationTimestamp.After(pods[b].CreationTimestamp.Time) })
 	for _, pod := range pods {
-		for _, lists := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for li, lists := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 			for _, cs := range lists {
 				t := cs.State.Terminated
 				if t == nil {
@@ -307,6 +321,15 @@ func podCause(pods []*corev1.Pod) string {
 				}
 				if t == nil || t.ExitCode == 0 {
 					continue
+				}
+				if prog, denied := kube.ExecFailure(t.Message); prog != "" {
+					ex := kube.ContainerProblem{Container: cs.Name, Image: cs.Image, Exec: prog, ExecDenied: denied, Init: li == 0}
+					if c := containerSpecNamed(pod, cs.Name); c != "" {
+						ex.Image = c
+					}
+					return fmt.Sprintf("; its pod %s: container %s never started: %s (%s)", pod.Name, cs.Name, execWords(ex), orUnknown(t.Reason)),
+						&doctor.Remediation{Text: "fix the Job's command (or its image), then create the Job again",
+							Command: fmt.Sprintf(`kubectl get job %s -n %s -o jsonpath='{.spec.template.spec.%s[?(@.name=="%s")].command}'`, jobOf(pod), pod.Namespace, containerList(ex.Init), cs.Name)}
 				}
 				out := fmt.Sprintf("; its pod %s: container %s exited with code %d", pod.Name, cs.Name, t.ExitCode)
 				m := exitMeanings[t.ExitCode]
@@ -325,7 +348,7 @@ func podCause(pods []*corev1.Pod) string {
 				if msg := strings.TrimSpace(t.Message); msg != "" {
 					out += ": " + clipLine(msg, 200)
 				}
-				return out
+				return out, nil
 			}
 		}
 	}
@@ -337,8 +360,36 @@ func podCause(pods []*corev1.Pod) string {
 			if msg := strings.TrimSpace(pod.Status.Message); msg != "" {
 				out += ": " + clipLine(msg, 200)
 			}
-			return out
+			return out, nil
+		}
+	}
+	return "", nil
+}
+
+// containerSpecNamed is the image the pod's spec gives the container, "" when
+// it has none by that name.
+func containerSpecNamed(pod *corev1.Pod, name string) string {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if c.Name == name {
+				return c.Image
+			}
 		}
 	}
 	return ""
+}
+
+func containerList(init bool) string {
+	if init {
+		return "initContainers"
+	}
+	return "containers"
+}
+
+// jobOf is the name of the Job that controls the pod.
+func jobOf(pod *corev1.Pod) string {
+	if c := metav1.GetControllerOfNoCopy(pod); c != nil {
+		return c.Name
+	}
+	return pod.Labels["job-name"]
 }

@@ -191,3 +191,19 @@ func TestRollbackTargetServes(t *testing.T) {
 	}
 	t.Fatal("no finding on shop/deployment/tickets")
 }
+
+// TestFailedJobNeverStarted: a Job whose command was never run is remediated
+// by fixing the command, not by reading logs that do not exist.
+func TestFailedJobNeverStarted(t *testing.T) {
+	for _, f := range runWithout(t, checks.JobFailed).Findings {
+		if f.Object.String() != "tools/job/migrate-v43" {
+			continue
+		}
+		if len(f.Remediation) == 0 || strings.Contains(f.Remediation[0].Command, "kubectl logs") ||
+			!strings.Contains(f.Remediation[0].Command, `containers[?(@.name=="migrate")].command`) {
+			t.Errorf("remediation %+v, want the command to fix first and no logs", f.Remediation)
+		}
+		return
+	}
+	t.Fatal("no finding on tools/job/migrate-v43")
+}
