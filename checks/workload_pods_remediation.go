@@ -129,8 +129,15 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 		nodes := g.Nodes()
 		rem = append(rem, doctor.Remediation{Text: "see why the node is not ready (conditions, events, kubelet)",
 			Command: "kubectl describe node " + nodes[0]})
-		rem = append(rem, doctor.Remediation{Text: "once the node is confirmed shut down, mark it out of service so its pods and volumes move",
-			Command: fmt.Sprintf("kubectl taint nodes %s node.kubernetes.io/out-of-service=nodeshutdown:NoExecute", strings.Join(nodes, " "))})
+		if ex.Reason == "KubeletNotReady" {
+			// The kubelet runs and says what is wrong (runtime, CNI): fix
+			// that; the node is not shut down.
+			rem = append(rem, doctor.Remediation{Text: "fix what the kubelet reports (the node's Ready message; node-health names the cause)",
+				Command: fmt.Sprintf("kubectl get node %s -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].message}'", nodes[0])})
+		} else {
+			rem = append(rem, doctor.Remediation{Text: "once the node is confirmed shut down, mark it out of service so its pods and volumes move",
+				Command: fmt.Sprintf("kubectl taint nodes %s node.kubernetes.io/out-of-service=nodeshutdown:NoExecute", strings.Join(nodes, " "))})
+		}
 	case kube.InitRunning:
 		rem = append(rem, doctor.Remediation{Text: "read what the init container is waiting for or doing",
 			Command: fmt.Sprintf("kubectl logs -n %s pod/%s -c %s", ns, g.Pods[0].Name, ex.Container)})

@@ -207,3 +207,23 @@ func TestFailedJobNeverStarted(t *testing.T) {
 	}
 	t.Fatal("no finding on tools/job/migrate-v43")
 }
+
+// TestNodeDownRemediation: pods on a node whose kubelet stopped reporting
+// are moved by the out-of-service taint once it is shut down; on a node
+// whose kubelet reports a fault (its CNI), the fix is that fault, never the
+// taint.
+func TestNodeDownRemediation(t *testing.T) {
+	taint := func(f doctor.Finding) bool {
+		return slices.ContainsFunc(f.Remediation, func(r doctor.Remediation) bool { return strings.Contains(r.Command, "out-of-service") })
+	}
+	got := map[string]doctor.Finding{}
+	for _, f := range runWithout(t, checks.WorkloadPods).Findings {
+		got[f.Object.String()] = f
+	}
+	if f, ok := got["bank/statefulset/ledger"]; !ok || !taint(f) {
+		t.Errorf("unreachable node: %+v", f.Remediation)
+	}
+	if f, ok := got["bank/deployment/cashier"]; !ok || taint(f) {
+		t.Errorf("kubelet reporting a CNI fault: %+v", f.Remediation)
+	}
+}
