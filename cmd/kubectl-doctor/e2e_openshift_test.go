@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -125,7 +126,22 @@ func TestClusterOperatorsLive(t *testing.T) {
 			if !want {
 				return apierrors.IsNotFound(err), nil
 			}
-			return err == nil && len(rl.APIResources) >= 2, nil
+			if err != nil || len(rl.APIResources) < 2 {
+				return false, nil
+			}
+			// The loader maps kinds from the aggregated discovery, which
+			// catches up with a new CRD later than its group version does.
+			groups, err := restmapper.GetAPIGroupResources(dc)
+			if err != nil {
+				return false, nil
+			}
+			mapper := restmapper.NewDiscoveryRESTMapper(groups)
+			for _, kind := range []string{"ClusterOperator", "ClusterVersion"} {
+				if _, err := mapper.RESTMapping(schema.GroupKind{Group: "config.openshift.io", Kind: kind}, "v1"); err != nil {
+					return false, nil
+				}
+			}
+			return true, nil
 		})
 		if err != nil {
 			t.Fatalf("waiting for config.openshift.io/v1 served=%v: %v", want, err)
