@@ -140,7 +140,12 @@ are not reported — except a crash loop or OOM kill with at least 3 restarts in
 every pod of the group, which is reported at once, rollout or not (with the
 kubelet's back-off that is four failures over more than a minute: a new
 Deployment whose every pod fails so is not left silent for the ten minutes of
-its progress deadline). A workload scaled to zero has no pods and no finding.
+its progress deadline) — and a problem no retry mends, reported once it is a
+minute old: an image that does not exist or whose name is invalid, a pull
+refused for credentials, a command that is not in the image, a ConfigMap or
+Secret that does not exist (a registry that cannot be reached, a rate limit
+or a bare back-off keeps the 5 minutes). A workload scaled to zero has no pods
+and no finding.
 
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause
@@ -201,6 +206,39 @@ func persistent(g *kube.OwnerProblem) bool {
 	return len(g.Problems) > 0
 }
 
+// definiteAfter is how long a problem that no retry can mend must last
+// before it is judged, instead of problemMinAge: an image reference that
+// does not exist or is not valid, a pull refused for its credentials, a
+// command that is not in the image, a ConfigMap or Secret that does not
+// exist. Only a change to the cluster makes them go away, the kubelet has
+// retried several times in a minute, and a capture taken two minutes after
+// a bad deploy must not come back clean; a minute still lets an install
+// that creates a Secret just after its Deployment settle.
+const definiteAfter = time.Minute
+
+// definite: every pod of the group fails for a reason no retry mends (see
+// definiteAfter). A bare back-off, a registry that cannot be reached or a
+// rate limit may pass by itself and keeps problemMinAge.
+func definite(g *kube.OwnerProblem) bool {
+	for _, pr := range g.Problems {
+		switch pr.Cause {
+		case kube.ImagePull:
+			switch pr.Pull {
+			case kube.PullNotFound, kube.PullInvalidName, kube.PullNever, kube.PullAccessDenied, kube.PullAmbiguous:
+			default:
+				return false
+			}
+		case kube.ConfigError:
+			if pr.Exec == "" && pr.MissingName == "" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(g.Problems) > 0
+}
+
 // availability is an owner's desired and available replicas.
 type availability struct {
 	desired, available int32
@@ -245,7 +283,7 @@ func runWorkloadPods(p *doctor.Pass) error {
 		key := kube.OwnerKey(g.Owner)
 		reported[key] = true
 		since := g.Since()
-		settled := persistent(g)
+		settled := persistent(g) || definite(g) && p.Now.Sub(since) >= definiteAfter
 		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok && stuckRollout(d) != nil {
 			// Past its progress deadline the rollout has waited long
 			// enough: its new pods' problem is the cause, however young
