@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -335,8 +336,8 @@ func TestFaultsInterrupt(t *testing.T) {
 	t.Logf("after Ctrl-C: %d checks ran on what was read, %d did not", ran, len(rep.Checks)-ran)
 }
 
-// A user bound to the built-in view ClusterRole: told before the scan, on
-// stderr, which reads are forbidden (from a SelfSubjectRulesReview, not by
+// A user bound to the built-in view ClusterRole: told on stderr which reads
+// are forbidden (from a SelfSubjectRulesReview, not by
 // sending them: the audit log shows no such read), the cluster-scoped
 // checks skipped with the verb they need, and every other check's findings
 // as the admin gets them. The scan is complete: skipped for RBAC is not
@@ -352,7 +353,7 @@ func TestFaultsViewUser(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	denied, _, _ := strings.Cut(lines[0], " (in all namespaces")
-	if len(lines) != 1 || !regexp.MustCompile(`^warning: this user may not list [^;]*\bnodes\b.*get /metrics \(in all namespaces, by SelfSubjectRulesReview\): \d+ checks skipped: .*node-taints`).MatchString(lines[0]) ||
+	if len(lines) != 1 || !regexp.MustCompile(`^warning: this user may not list [^;]*\bnodes\b.*get /metrics \(in all namespaces\): \d+ checks skipped: .*node-taints`).MatchString(lines[0]) ||
 		regexp.MustCompile(`\b(pods|deployments\.apps|namespaces)\b`).MatchString(denied) {
 		t.Errorf("stderr should be one warning naming the forbidden reads:\n%s", r.stderr)
 	}
@@ -372,6 +373,11 @@ func TestFaultsViewUser(t *testing.T) {
 		default:
 			t.Errorf("%s: %s %q", c.Name, c.Status, c.Reason)
 		}
+	}
+	// stderr's count is the report's: every check skipped here was skipped
+	// for a forbidden read.
+	if m := regexp.MustCompile(`: (\d+) checks skipped: `).FindStringSubmatch(lines[0]); m == nil || m[1] != strconv.Itoa(len(rep.Checks)-len(ran)) {
+		t.Errorf("stderr says %v checks skipped, the report %d:\n%s", m, len(rep.Checks)-len(ran), lines[0])
 	}
 	// workload-pods and service-endpoints read APIServices and webhook
 	// configurations only as optional evidence: they run for the view user.

@@ -35,19 +35,39 @@ func TestValidateAndReadDeadline(t *testing.T) {
 	}
 }
 
-// deniedLine names the denied reads by verb and the checks they skip.
+// deniedLine names the denied reads by verb and the checks they skip, from
+// what the snapshot holds: the review's denials and the server's refusals
+// of reads the review allowed, so that its count is the report's.
 func TestDeniedLine(t *testing.T) {
 	checks := []*doctor.Check{
 		{Name: "node-taints", Reads: []snapshot.Resource{snapshot.Nodes}},
 		{Name: "rollout-history", Reads: []snapshot.Resource{snapshot.Deployments, snapshot.ReplicaSets}},
 		{Name: "pod-storm", Reads: []snapshot.Resource{snapshot.Pods}},
+		{Name: "namespaces", Reads: []snapshot.Resource{snapshot.Namespaces}},
+		{Name: "storage", Reads: []snapshot.Resource{snapshot.Pods}, Optional: []snapshot.Resource{snapshot.StorageClasses}},
 	}
-	if got := deniedLine(&snapshot.Access{}, checks, ""); got != "" {
+	build := func(fail ...snapshot.Resource) *snapshot.Snapshot {
+		b := snapshot.NewBuilder("not read")
+		for _, r := range []snapshot.Resource{snapshot.Nodes, snapshot.Deployments, snapshot.ReplicaSets, snapshot.Pods, snapshot.Namespaces, snapshot.StorageClasses} {
+			b.Present(r)
+		}
+		for _, r := range fail {
+			b.Fail(r, "forbidden: User \"jane\" cannot list resource", true)
+		}
+		s, err := b.Build("shop", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if got := deniedLine(build(), &snapshot.Access{}, checks, ""); got != "" {
 		t.Errorf("nothing denied: %q", got)
 	}
-	a := &snapshot.Access{Denied: map[snapshot.Resource]string{snapshot.Nodes: "list", snapshot.Deployments: "list"}}
-	got := deniedLine(a, checks, "shop")
-	want := "this user may not list nodes, deployments.apps (in namespace shop, by SelfSubjectRulesReview): 2 checks skipped: node-taints, rollout-history"
+	// The review denied nodes and deployments; the server refused
+	// namespaces, which the review allowed; storage classes are optional.
+	a := &snapshot.Access{Denied: map[snapshot.Resource]string{snapshot.Nodes: "list", snapshot.Deployments: "watch"}}
+	got := deniedLine(build(snapshot.Nodes, snapshot.Deployments, snapshot.Namespaces, snapshot.StorageClasses), a, checks, "shop")
+	want := "this user may not list nodes, namespaces, storageclasses.storage.k8s.io; nor watch deployments.apps (in namespace shop): 3 checks skipped: node-taints, rollout-history, namespaces"
 	if got != want {
 		t.Errorf("deniedLine:\n got %q\nwant %q", got, want)
 	}

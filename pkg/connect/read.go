@@ -143,9 +143,6 @@ func (o *Options) Load(ctx context.Context, errOut io.Writer, checks []*doctor.C
 			klog.V(2).InfoS("access review failed", "err", err)
 		} else {
 			opts.Access = access
-			if line := deniedLine(access, checks, o.Namespace); line != "" {
-				fmt.Fprintln(errOut, "warning: "+line)
-			}
 		}
 	}
 	progress := NewProgress(errOut, len(snapshot.Plan(reads)))
@@ -154,6 +151,11 @@ func (o *Options) Load(ctx context.Context, errOut io.Writer, checks []*doctor.C
 	progress.Done()
 	if err != nil {
 		return nil, err
+	}
+	if review {
+		if line := deniedLine(snap, opts.Access, checks, o.Namespace); line != "" {
+			fmt.Fprintln(errOut, "warning: "+line)
+		}
 	}
 	snap.ServerVersion = v
 	return snap, nil
@@ -179,18 +181,30 @@ func (o *Options) LoadAll(ctx context.Context, errOut io.Writer, reads ...snapsh
 	return snap, nil
 }
 
-// deniedLine says, before the scan, which reads the access review denied
-// and which checks that skips; "" when nothing is denied.
-func deniedLine(a *snapshot.Access, checks []*doctor.Check, ns string) string {
-	if len(a.Denied) == 0 {
-		return ""
+// deniedLine says which reads the user may not make and which checks that
+// skips; "" when nothing was denied. It is written after the reads, from
+// what the snapshot holds: the access review's denials (never sent) and the
+// server's refusals of reads the review allowed (a namespace's rules review
+// lists rules a RoleBinding grants only there), so its count is the
+// report's. The verb is the review's, else "get" for a path and "list".
+func deniedLine(snap *snapshot.Snapshot, a *snapshot.Access, checks []*doctor.Check, ns string) string {
+	denied := func(r snapshot.Resource) bool {
+		err := snap.Err(r)
+		return err != nil && snapshot.CauseOf(err) == snapshot.CauseDenied
 	}
 	byVerb := map[string][]string{}
 	var verbs []string
 	for _, r := range snapshot.Plan(doctor.Reads(checks)) {
-		verb, ok := a.Denies(r)
-		if !ok {
+		if !denied(r) {
 			continue
+		}
+		verb, ok := a.Denies(r)
+		switch {
+		case ok:
+		case r.Path != "":
+			verb = "get"
+		default:
+			verb = "list"
 		}
 		if _, seen := byVerb[verb]; !seen {
 			verbs = append(verbs, verb)
@@ -203,24 +217,24 @@ func deniedLine(a *snapshot.Access, checks []*doctor.Check, ns string) string {
 			byVerb[verb] = append(byVerb[verb], what)
 		}
 	}
+	if len(verbs) == 0 {
+		return ""
+	}
 	var may []string
 	for _, v := range verbs {
 		may = append(may, v+" "+strings.Join(byVerb[v], ", "))
 	}
 	var skipped []string
 	for _, c := range checks {
-		for _, r := range c.Reads {
-			if _, ok := a.Denies(r); ok {
-				skipped = append(skipped, c.Name)
-				break
-			}
+		if slices.ContainsFunc(c.Reads, denied) {
+			skipped = append(skipped, c.Name)
 		}
 	}
 	scope := "in all namespaces"
 	if ns != "" {
 		scope = "in namespace " + ns
 	}
-	line := fmt.Sprintf("this user may not %s (%s, by SelfSubjectRulesReview)", strings.Join(may, "; nor "), scope)
+	line := fmt.Sprintf("this user may not %s (%s)", strings.Join(may, "; nor "), scope)
 	if len(skipped) > 0 {
 		line += fmt.Sprintf(": %s skipped: %s", doctor.Plural(len(skipped), "check", "checks"), strings.Join(skipped, ", "))
 	}
