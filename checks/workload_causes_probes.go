@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -76,7 +78,13 @@ func containerOfField(fp string) string {
 // reason Error is such a kill or a stop that ignored SIGTERM, never an OOM
 // kill (that is reason OOMKilled).
 func probeKill(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, phrase string, ok bool) {
-	var failure *kube.Warning
+	kind, phrase, _, ok = probeKillFailure(p, g, container)
+	return kind, phrase, ok
+}
+
+// probeKillFailure is probeKill with the newest Unhealthy event (nil when
+// none is left).
+func probeKillFailure(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, phrase string, failure *kube.Warning, ok bool) {
 	containerWarnings(p, g, container, func(w *kube.Warning) {
 		ec := kube.ClassifyEvent(w.Reason, w.Message)
 		if ec.Class != kube.EventLivenessKill && ec.Class != kube.EventStartupKill {
@@ -93,7 +101,7 @@ func probeKill(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, ph
 		}
 	})
 	if kind == "" {
-		return "", "", false
+		return "", "", nil, false
 	}
 	phrase = "the kubelet kills it after failed " + kind + " probes"
 	if pr := probeOf(specContainer(g.Pods[0], container), kind); pr != nil {
@@ -105,7 +113,56 @@ func probeKill(p *doctor.Pass, g *kube.OwnerProblem, container string) (kind, ph
 			phrase += fmt.Sprintf(" (x%d)", failure.Count)
 		}
 	}
-	return kind, phrase, true
+	return kind, phrase, failure, true
+}
+
+// probeTimedOut: the probe's failure is its own timeout (the kubelet's
+// HTTP client, a gRPC deadline, an exec probe that ran out of time), not
+// an answer from the application.
+var probeTimedOut = regexp.MustCompile(`(?i)context deadline exceeded|Client\.Timeout|i/o timeout|timed out|timeout:`)
+
+// probeRemediation is what to change when the kubelet kills the group's
+// container after failed liveness or startup probes, from the newest
+// failure: a probe that times out (timeoutSeconds, 1 second by default, is
+// shorter than the endpoint takes: raise it, or make the endpoint answer
+// without waiting on dependencies); a startup probe whose window
+// (failureThreshold × periodSeconds) is shorter than the start; otherwise
+// the endpoint's own answer, which the logs explain. The patch names the
+// container by its index in the owner's template.
+func probeRemediation(p *doctor.Pass, g *kube.OwnerProblem, container string) []doctor.Remediation {
+	kind, _, failure, ok := probeKillFailure(p, g, container)
+	if !ok || g.Owner.Spec == nil || g.Owner.Ref.Kind == "Pod" {
+		return nil
+	}
+	idx := slices.IndexFunc(g.Owner.Spec.Containers, func(c corev1.Container) bool { return c.Name == container })
+	if idx < 0 {
+		return nil
+	}
+	// The pod's probe is the one that failed (the template may have
+	// changed since); one that only the pod has (a webhook injected it
+	// with its container) is not the template's to patch.
+	pr := probeOf(specContainer(g.Pods[0], container), kind)
+	if pr == nil || probeOf(&g.Owner.Spec.Containers[idx], kind) == nil {
+		return nil
+	}
+	field := kind + "Probe"
+	patch := func(what string, value int32) string {
+		return fmt.Sprintf(`kubectl patch %s -n %s --type=json -p '[{"op":"add","path":"%s/containers/%d/%s/%s","value":%d}]'`,
+			g.Owner.KindName(), g.Owner.Ref.Namespace, g.Owner.SpecPath, idx, field, what, value)
+	}
+	timeout := max(pr.TimeoutSeconds, 1)
+	switch {
+	case failure != nil && probeTimedOut.MatchString(failure.Message):
+		return []doctor.Remediation{{
+			Text:    fmt.Sprintf("the %s probe gives up after %ds: raise its timeoutSeconds (and make the endpoint answer without waiting on the app's dependencies)", kind, timeout),
+			Command: patch("timeoutSeconds", max(5, 2*timeout))}}
+	case kind == "startup":
+		period, threshold := max(pr.PeriodSeconds, 10), max(pr.FailureThreshold, 3)
+		return []doctor.Remediation{{
+			Text:    fmt.Sprintf("the startup probe allows %ds (%d failures every %ds) before the kubelet kills the container: give it the time the application needs to start", period*threshold, threshold, period),
+			Command: patch("failureThreshold", 3*threshold)}}
+	}
+	return nil
 }
 
 // readinessFailure quotes the newest readiness probe failure of the group.

@@ -166,7 +166,13 @@ warning however dead its backend is). When those checks do not run, this
 finding stands on its own.
 
 ## How to fix
-Read the previous container's logs (` + "`kubectl logs --previous`" + `); raise the memory
+Read the previous container's logs (` + "`kubectl logs --previous`" + `); for a
+container the kubelet kills after failed probes, fix the probe where it is
+the probe's own limit: a liveness or startup probe that times out gets a
+longer ` + "`timeoutSeconds`" + `, a startup probe that gives up before the
+application is up a wider ` + "`failureThreshold`" + ` (a ` + "`kubectl patch`" + ` of the
+owner's template at the container's index; not for a probe a webhook
+injected into the pod); raise the memory
 limit of OOM-killed containers (` + "`kubectl set resources`" + `); fix the image
 reference or the pull secret; create the missing ConfigMap or Secret; roll
 back a stuck rollout with ` + "`kubectl rollout undo`" + `.

@@ -48,6 +48,7 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 		if ex.Exec != "" {
 			rem = append(rem, execRemediation(g, ex))
 		}
+		rem = append(rem, probeRemediation(p, g, ex.Container)...)
 		rem = append(rem, doctor.Remediation{Text: "read the crashed container's logs",
 			Command: fmt.Sprintf("kubectl logs -n %s %s -c %s --previous", ns, target, ex.Container)})
 		rem = append(rem, doctor.Remediation{Text: "see the exit codes and events of one pod",

@@ -50,6 +50,42 @@ func TestWorkloadPodsRemediation(t *testing.T) {
 	}
 }
 
+// TestProbeKillRemediation: a container the kubelet kills after failed
+// probes is remediated by the probe's own setting, in the owner's
+// template at the container's index: a timeout by timeoutSeconds, a
+// startup probe by a wider window. A probe only the pod has (injected by a
+// webhook) and a probe that fails on the application's answer (HTTP 503)
+// get no patch.
+func TestProbeKillRemediation(t *testing.T) {
+	snap := fixtureSnapshot(t, "workload-pods")
+	r := doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods}, fixture.Now())
+	byObject := map[string]doctor.Finding{}
+	for _, f := range r.Findings {
+		byObject[f.Object.String()] = f
+	}
+	for obj, want := range map[string]string{
+		"docs/deployment/gateway": `kubectl patch deployment/gateway -n docs --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/0/livenessProbe/timeoutSeconds","value":5}]'`,
+		"docs/deployment/indexer": `kubectl patch deployment/indexer -n docs --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/1/startupProbe/failureThreshold","value":9}]'`,
+		"docs/deployment/meshgw":  "",
+		"infra/deployment/relay":  "",
+	} {
+		f, ok := byObject[obj]
+		if !ok {
+			t.Errorf("%s: no finding", obj)
+			continue
+		}
+		var patches []string
+		for _, rem := range f.Remediation {
+			if strings.HasPrefix(rem.Command, "kubectl patch") {
+				patches = append(patches, rem.Command)
+			}
+		}
+		if want == "" && len(patches) > 0 || want != "" && !slices.Contains(patches, want) {
+			t.Errorf("%s: patches %q, want %q", obj, patches, want)
+		}
+	}
+}
+
 func hasRemediation(f doctor.Finding, cmd string) bool {
 	for _, r := range f.Remediation {
 		if r.Command == cmd {
