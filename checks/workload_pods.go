@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,6 +147,12 @@ refused for credentials, a command that is not in the image, a ConfigMap or
 Secret that does not exist (a registry that cannot be reached, a rate limit
 or a bare back-off keeps the 5 minutes). A workload scaled to zero has no pods
 and no finding.
+
+A StatefulSet with the ` + "`OrderedReady`" + ` pod management policy (the default)
+creates pod N+1 only once pod N is Ready: when its failing pod holds back
+the creation of the others, the finding names them ("4 pods (pg-1 to
+pg-4) are not created until pg-0 is Ready"), so the missing replicas are
+not taken for a second problem.
 
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause
@@ -363,6 +370,9 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	if a.known {
 		msg = a.String() + ": " + msg
 	}
+	if held := orderedHeld(g); held != "" {
+		msg += "; " + held
+	}
 	if dead := servicesWithoutEndpoints(p.Snapshot, g); len(dead) > 0 {
 		if len(dead) == 1 {
 			msg += "; service " + dead[0] + " has no ready endpoint"
@@ -401,6 +411,59 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	}
 	chain(&f, chained)
 	p.Report(f)
+}
+
+// orderedHeld says which pods a StatefulSet with the OrderedReady policy
+// (the default) does not create because of the group's failing pod: the
+// controller creates pod N+1 only once pod N is Running and Ready, so
+// "1 of 3 pods exists" is this pod's failure, not a second problem. ""
+// for other owners, the Parallel policy, or when every replica exists.
+func orderedHeld(g *kube.OwnerProblem) string {
+	sts, ok := g.Owner.Object.(*appsv1.StatefulSet)
+	if !ok || sts.Spec.PodManagementPolicy == appsv1.ParallelPodManagement {
+		return ""
+	}
+	want := replicasOf(sts.Spec.Replicas)
+	if sts.Status.Replicas >= want {
+		return ""
+	}
+	// The lowest failing ordinal holds the ones after it.
+	lowest := -1
+	for _, pod := range g.Pods {
+		if n, ok := ordinalOf(sts.Name, pod.Name); ok && (lowest < 0 || n < lowest) {
+			lowest = n
+		}
+	}
+	if lowest < 0 {
+		return ""
+	}
+	var missing []string
+	for i := lowest + 1; i < int(want); i++ {
+		missing = append(missing, fmt.Sprintf("%s-%d", sts.Name, i))
+	}
+	if len(missing) == 0 || int(sts.Status.Replicas) > lowest+1 {
+		// The pods after it exist (an update, or the controller already
+		// created them): nothing is held back.
+		return ""
+	}
+	held := strings.Join(missing, ", ") + " are"
+	switch {
+	case len(missing) == 1:
+		held = missing[0] + " is"
+	case len(missing) > 3:
+		held = fmt.Sprintf("%d pods (%s to %s) are", len(missing), missing[0], missing[len(missing)-1])
+	}
+	return fmt.Sprintf("%s not created until %s-%d is Ready (podManagementPolicy OrderedReady)", held, sts.Name, lowest)
+}
+
+// ordinalOf is the ordinal of a StatefulSet's pod ("web-2" of web: 2).
+func ordinalOf(set, pod string) (int, bool) {
+	rest, ok := strings.CutPrefix(pod, set+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
 }
 
 // servicesWithoutEndpoints are the Services that select the group's pods and
