@@ -152,7 +152,12 @@ A StatefulSet with the ` + "`OrderedReady`" + ` pod management policy (the defau
 creates pod N+1 only once pod N is Ready: when its failing pod holds back
 the creation of the others, the finding names them ("4 pods (pg-1 to
 pg-4) are not created until pg-0 is Ready"), so the missing replicas are
-not taken for a second problem.
+not taken for a second problem. When the failing pods run the update
+revision of a rolling update (` + "`currentRevision`" + ` differs from
+` + "`updateRevision`" + `), the finding says the update waits on them and the
+remediation is the StatefulSet's forced rollback: ` + "`kubectl rollout undo`" + `
+and then deleting those pods, which the controller does not replace while
+they never became Ready.
 
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause
@@ -373,6 +378,10 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	if held := orderedHeld(g); held != "" {
 		msg += "; " + held
 	}
+	if u := stuckSetUpdate(g); u != nil {
+		msg += fmt.Sprintf("; the rolling update to revision %s waits on it (%d of %d pods updated): the controller updates no other pod while this one is not Ready",
+			u.set.Status.UpdateRevision, u.set.Status.UpdatedReplicas, replicasOf(u.set.Spec.Replicas))
+	}
 	if dead := servicesWithoutEndpoints(p.Snapshot, g); len(dead) > 0 {
 		if len(dead) == 1 {
 			msg += "; service " + dead[0] + " has no ready endpoint"
@@ -454,6 +463,41 @@ func orderedHeld(g *kube.OwnerProblem) string {
 		held = fmt.Sprintf("%d pods (%s to %s) are", len(missing), missing[0], missing[len(missing)-1])
 	}
 	return fmt.Sprintf("%s not created until %s-%d is Ready (podManagementPolicy OrderedReady)", held, sts.Name, lowest)
+}
+
+// setUpdate is a StatefulSet's rolling update held by failing pods of its
+// update revision.
+type setUpdate struct {
+	set  *appsv1.StatefulSet
+	pods []string // the failing pods that run the update revision
+}
+
+// stuckSetUpdate: the group's failing pods run the StatefulSet's update
+// revision during a RollingUpdate (currentRevision is not updateRevision):
+// the rollout stops at them. Reverting the template is not enough then: the
+// controller does not replace a pod of the bad revision that never became
+// Ready, so it must be deleted too (the StatefulSet docs' "forced
+// rollback"). nil otherwise, and for OnDelete (pods change only when
+// deleted).
+func stuckSetUpdate(g *kube.OwnerProblem) *setUpdate {
+	sts, ok := g.Owner.Object.(*appsv1.StatefulSet)
+	if !ok || sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return nil
+	}
+	st := sts.Status
+	if st.UpdateRevision == "" || st.UpdateRevision == st.CurrentRevision {
+		return nil
+	}
+	u := &setUpdate{set: sts}
+	for _, pod := range g.Pods {
+		if pod.Labels[appsv1.ControllerRevisionHashLabelKey] == st.UpdateRevision {
+			u.pods = append(u.pods, pod.Name)
+		}
+	}
+	if len(u.pods) == 0 {
+		return nil
+	}
+	return u
 }
 
 // ordinalOf is the ordinal of a StatefulSet's pod ("web-2" of web: 2).

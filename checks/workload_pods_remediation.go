@@ -43,6 +43,12 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	owner := g.Owner.KindName()
 	editable := g.Owner.Spec != nil && g.Owner.Ref.Kind != "Pod"
 	var rem []doctor.Remediation
+	if u := stuckSetUpdate(g); u != nil {
+		rem = append(rem, doctor.Remediation{Text: "roll the StatefulSet back to the revision that served",
+			Command: fmt.Sprintf("kubectl rollout undo statefulset/%s -n %s", u.set.Name, ns)},
+			doctor.Remediation{Text: "then delete its pods of the failed revision: a StatefulSet does not replace a pod that never became Ready (forced rollback)",
+				Command: fmt.Sprintf("kubectl delete pod -n %s %s", ns, strings.Join(u.pods, " "))})
+	}
 	switch g.Cause {
 	case kube.CrashLoop:
 		if ex.Exec != "" {
