@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -201,4 +202,20 @@ func containerWarnings(p *doctor.Pass, g *kube.OwnerProblem, container string, f
 			}
 		}
 	}
+}
+
+// backOffSince is when the kubelet began backing off the group's
+// container: the earliest first time of its "Back-off restarting failed
+// container" events. A loop that goes on keeps its event alive past the
+// events' time to live, so its first time is the loop's start; zero when
+// no such event is left (or events were not read).
+func backOffSince(p *doctor.Pass, g *kube.OwnerProblem) time.Time {
+	var first time.Time
+	containerWarnings(p, g, g.Example().Container, func(w *kube.Warning) {
+		if w.Reason == "BackOff" && strings.HasPrefix(w.Message, "Back-off restarting failed container") &&
+			!w.First.IsZero() && (first.IsZero() || w.First.Before(first)) {
+			first = w.First
+		}
+	})
+	return first
 }

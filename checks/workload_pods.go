@@ -128,7 +128,13 @@ Problems are grouped by the pod's top owner (pod → ReplicaSet → Deployment,
 StatefulSet, DaemonSet, Job → CronJob, bare pod) and cause: one finding each,
 with the count of pods, how long, the nodes for a DaemonSet, the owner's
 availability, and the Services that select the pods and have no ready
-endpoint left. No available replica of a Deployment, StatefulSet or DaemonSet
+endpoint left. How long is the pod's Ready (or Initialized) condition's
+last transition, except for a container that restarts and whose pod
+turned Ready during its last run (no readiness probe: the condition flips
+with every restart and dates only the last crash): its loop is dated by
+the first time of the kubelet's "Back-off restarting failed container"
+event, which a loop keeps alive, else its restarts are counted "since the
+pod started". No available replica of a Deployment, StatefulSet or DaemonSet
 is critical, a partial outage or a bare pod a warning. Bare pods are
 workloads of their own: those of one namespace are one finding only when
 their problem is the same in substance (the cause, the container's name and
@@ -371,7 +377,16 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	if len(g.Pods) == 1 {
 		be = "is"
 	}
-	msg := fmt.Sprintf("%s %s %s for %s: %s", podsPhrase(g, a), be, verb, duration.HumanDuration(p.Now.Sub(since)), details)
+	forWhat := " for " + duration.HumanDuration(p.Now.Sub(since))
+	if g.Example().Flapping {
+		// The restarts are counted since the pod started (causeDetails);
+		// how long the loop lasts only its back-off events say.
+		forWhat = ""
+		if t := backOffSince(p, g); !t.IsZero() {
+			forWhat = " for " + duration.HumanDuration(p.Now.Sub(t))
+		}
+	}
+	msg := fmt.Sprintf("%s %s %s%s: %s", podsPhrase(g, a), be, verb, forWhat, details)
 	if a.known {
 		msg = a.String() + ": " + msg
 	}

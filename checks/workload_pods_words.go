@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"strings"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -49,6 +50,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 	switch g.Cause {
 	case kube.CrashLoop:
 		details = fmt.Sprintf("%s restarted %s", cp, doctor.Plural(int(ex.Restarts), "time", "times"))
+		details += restartWindow(p, g)
 		if ex.Last != nil {
 			details += ", last " + terminationWords(ex.Last)
 			if ex.Last.Message != "" && ex.Exec == "" { // an exec failure is said in words below
@@ -66,7 +68,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		details, _, _ = notStarted(p, g)
 		return "not starting", details
 	case kube.OOMKill:
-		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts"))
+		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts")) + restartWindow(p, g)
 		return "OOM-killed", details
 	case kube.ImagePull:
 		pull, event := pullFromEvents(p, g, ex)
@@ -180,4 +182,18 @@ func nodeDownWords(g *kube.OwnerProblem) string {
 		s += "; a StatefulSet replaces a pod only once it is deleted, which the node cannot confirm"
 	}
 	return s
+}
+
+// restartWindow is " since the pod started 7d14h ago" for a flapping
+// container (kube.ContainerProblem.Flapping) whose loop no back-off event
+// dates: the restarts are all the facts, and the pod's age bounds them.
+func restartWindow(p *doctor.Pass, g *kube.OwnerProblem) string {
+	ex := g.Example()
+	if !ex.Flapping || ex.Since.IsZero() || !backOffSince(p, g).IsZero() {
+		return ""
+	}
+	if len(g.Pods) > 1 {
+		return fmt.Sprintf(" since the oldest of the pods started %s ago", duration.HumanDuration(p.Now.Sub(g.Since())))
+	}
+	return fmt.Sprintf(" since the pod started %s ago", duration.HumanDuration(p.Now.Sub(ex.Since)))
 }

@@ -70,6 +70,7 @@ type Termination struct {
 	Signal     int32
 	Reason     string
 	Message    string
+	StartedAt  time.Time
 	FinishedAt time.Time
 }
 
@@ -84,6 +85,12 @@ type ContainerProblem struct {
 	// Since is when the problem began, as best the pod's status tells
 	// (the Ready or Initialized condition's transition, else the pod's start).
 	Since time.Time
+	// Flapping: the container restarts and the pod's condition changed
+	// during its last run, as it does on every restart of a container
+	// without a readiness probe; that transition dates the last crash, not
+	// the start of the loop, so Since is the pod's start instead: a bound,
+	// all the restarts happened after it, not the loop's length.
+	Flapping bool
 	// Reason and Message are the kubelet's waiting reason and message.
 	Reason, Message string
 	Last            *Termination // the last termination, when there is one
@@ -147,7 +154,8 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		}
 	}
 	if t := cs.LastTerminationState.Terminated; t != nil {
-		p.Last = &Termination{ExitCode: t.ExitCode, Signal: t.Signal, Reason: t.Reason, Message: strings.TrimSpace(t.Message), FinishedAt: t.FinishedAt.Time}
+		p.Last = &Termination{ExitCode: t.ExitCode, Signal: t.Signal, Reason: t.Reason, Message: strings.TrimSpace(t.Message),
+			StartedAt: t.StartedAt.Time, FinishedAt: t.FinishedAt.Time}
 	}
 	if w := cs.State.Waiting; w != nil {
 		p.Reason, p.Message = w.Reason, strings.TrimSpace(w.Message)
@@ -160,6 +168,7 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 			if p.Last != nil && p.Last.Reason == "OOMKilled" {
 				p.Cause = OOMKill
 			}
+			p.dateLoop(pod)
 			return p, true
 		case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable":
 			p.Cause, p.Pull = ImagePull, ClassifyPull(w.Reason, w.Message)
@@ -177,6 +186,7 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 	}
 	if p.Last != nil && p.Last.Reason == "OOMKilled" && cs.RestartCount >= 3 && now.Sub(p.Last.FinishedAt) < oomRecent {
 		p.Cause = OOMKill
+		p.dateLoop(pod)
 		return p, true
 	}
 	// Caught between two restarts: a container that keeps failing (killed by
@@ -184,6 +194,7 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 	// kubelet has not backed off yet, but it is the same crash loop.
 	if !cs.Ready && cs.RestartCount >= 3 && p.Last != nil && p.Last.ExitCode != 0 && !p.Last.FinishedAt.IsZero() && now.Sub(p.Last.FinishedAt) < NotReadyAfter {
 		p.Cause = CrashLoop
+		p.dateLoop(pod)
 		return p, true
 	}
 	if init && !sidecar(pod, cs.Name) && !initialized(pod) {
@@ -207,6 +218,26 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 		}
 	}
 	return p, false
+}
+
+// dateLoop marks a restarting container whose pod condition changed during
+// its last run (see Flapping) and dates its problem from the pod's start.
+func (p *ContainerProblem) dateLoop(pod *corev1.Pod) {
+	if p.Restarts < 2 || p.Last == nil {
+		return
+	}
+	run := p.Last.StartedAt
+	if run.IsZero() {
+		run = p.Last.FinishedAt
+	}
+	if run.IsZero() || p.Since.Before(run) {
+		return // not ready since before the last run: the transition dates the loop
+	}
+	p.Flapping = true
+	p.Since = pod.CreationTimestamp.Time
+	if pod.Status.StartTime != nil {
+		p.Since = pod.Status.StartTime.Time
+	}
 }
 
 // sidecar: the init container restarts always (a native sidecar), so its
