@@ -22,8 +22,10 @@ var Unschedulable = &doctor.Check{
 	Name:     "unschedulable",
 	Severity: doctor.Warning,
 	Origin:   "everyday",
-	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
-	Optional: append([]snapshot.Resource{snapshot.PersistentVolumes}, kube.WorkloadReads...),
+	// Claims and classes only judge the pods that have claims: without
+	// them (a cluster-info dump) every other pending pod is still judged.
+	Reads:    []snapshot.Resource{snapshot.Nodes, snapshot.Pods},
+	Optional: append(append([]snapshot.Resource{snapshot.PersistentVolumes}, kube.StorageReads...), kube.WorkloadReads...),
 	Run:      runUnschedulable,
 	Doc: `Pods no node can take, with each node's reason: selector, cordon, taints, room, claims
 
@@ -92,6 +94,12 @@ neighbours own their pods, so a cause is reported once: pending-taints when
 every node the pod may use is tainted or cordoned, node-pod-capacity when
 every node it may use is only full of pods, pvc-pending when the pod waits
 for a claim that binds immediately and is not Bound.
+
+Without PersistentVolumeClaims and StorageClasses (a ` + "`kubectl cluster-info dump`" + `
+holds neither) the check still runs: a pod without claims is judged as
+always, and a pod with claims is reported with what the snapshot shows and
+a note that its claims could not be judged (no "soonest fix" then: a node
+one uncordon away may be one its volume cannot reach).
 
 ## How to fix
 Follow the soonest change when it is right for the workload: uncordon a node
@@ -245,8 +253,13 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 			msg += "; soonest fix: " + s
 		}
 	}
-	p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(g.pods), Examples: doctor.Examples(names),
-		Remediation: unschedRemediation(g)})
+	f := doctor.Finding{Object: ref, Message: msg, Count: len(g.pods), Examples: doctor.Examples(names),
+		Remediation: unschedRemediation(g)}
+	if u := g.fit.UnreadClaims; len(u) > 0 {
+		f.Partial = fmt.Sprintf("its claims (%s) could not be judged: PersistentVolumeClaims or StorageClasses were not read; a claim that does not bind also keeps it pending",
+			strings.Join(doctor.Examples(u), ", "))
+	}
+	p.Report(f)
 }
 
 func unschedRemediation(g *unschedGroup) []doctor.Remediation {

@@ -45,12 +45,16 @@ func TestDeniedLine(t *testing.T) {
 		{Name: "pod-storm", Reads: []snapshot.Resource{snapshot.Pods}},
 		{Name: "namespaces", Reads: []snapshot.Resource{snapshot.Namespaces}},
 		{Name: "storage", Reads: []snapshot.Resource{snapshot.Pods}, Optional: []snapshot.Resource{snapshot.StorageClasses}},
+		{Name: "quotas", Reads: []snapshot.Resource{snapshot.Nodes, snapshot.PersistentVolumeClaims}},
 	}
 	build := func(fail ...snapshot.Resource) *snapshot.Snapshot {
 		b := snapshot.NewBuilder("not read")
 		for _, r := range []snapshot.Resource{snapshot.Nodes, snapshot.Deployments, snapshot.ReplicaSets, snapshot.Pods, snapshot.Namespaces, snapshot.StorageClasses} {
 			b.Present(r)
 		}
+		// A read that failed (not denied): the check that needs it is an
+		// error in the report, not a skipped check, even with a denied read.
+		b.Fail(snapshot.PersistentVolumeClaims, "listing persistentvolumeclaims: etcd is sad", false)
 		for _, r := range fail {
 			b.Fail(r, "forbidden: User \"jane\" cannot list resource", true)
 		}

@@ -152,7 +152,7 @@ func (o *Options) Load(ctx context.Context, errOut io.Writer, checks []*doctor.C
 	if err != nil {
 		return nil, err
 	}
-	if review {
+	if opts.Access != nil {
 		if line := deniedLine(snap, opts.Access, checks, o.Namespace); line != "" {
 			fmt.Fprintln(errOut, "warning: "+line)
 		}
@@ -224,9 +224,15 @@ func deniedLine(snap *snapshot.Snapshot, a *snapshot.Access, checks []*doctor.Ch
 	for _, v := range verbs {
 		may = append(may, v+" "+strings.Join(byVerb[v], ", "))
 	}
+	// Skipped as the report counts them: a denied read, and no read that
+	// failed otherwise (that makes the check an error instead).
 	var skipped []string
 	for _, c := range checks {
-		if slices.ContainsFunc(c.Reads, denied) {
+		failed := slices.ContainsFunc(c.Reads, func(r snapshot.Resource) bool {
+			err := snap.Err(r)
+			return err != nil && !snapshot.IsSkippable(err)
+		})
+		if slices.ContainsFunc(c.Reads, denied) && !failed {
 			skipped = append(skipped, c.Name)
 		}
 	}

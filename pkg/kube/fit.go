@@ -16,7 +16,8 @@ import (
 const UnschedulableGrace = 5 * time.Minute
 
 // SchedulingReads are what Explain reads: nodes and pods for placement and
-// room, claims and classes for the pod's volumes.
+// room, claims and classes for the pod's volumes (without those, its claims
+// are UnreadClaims).
 var SchedulingReads = append([]snapshot.Resource{snapshot.Nodes, snapshot.Pods}, StorageReads...)
 
 // Shortage is a resource a node has too little of for a pod.
@@ -67,6 +68,11 @@ type Fit struct {
 	// MissingClaims do not exist; UnboundClaims exist and are Lost, or
 	// bind immediately and are not Bound: the scheduler waits for them.
 	MissingClaims, UnboundClaims []string
+	// UnreadClaims are the pod's claims when the snapshot could not read
+	// PersistentVolumeClaims or StorageClasses (a kubectl cluster-info
+	// dump holds neither): whether they bind is unknown, so they are
+	// neither missing nor unbound.
+	UnreadClaims []string
 	// Volumes are the topology restrictions of the pod's volumes;
 	// VolumeNowhere are those no node can meet (or none of the nodes
 	// its selector allows): the definitive cause.
@@ -174,6 +180,10 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	}
 	f.AbsentLabels = absentLabels(&pod.Spec, nodeLabelValues(s))
 	f.VolumeNowhere = volumeNowhere(f, nodeLabelValues(s))
+	if s.Err(snapshot.PersistentVolumeClaims) != nil || s.Err(snapshot.StorageClasses) != nil {
+		f.UnreadClaims = ClaimNames(&pod.Spec)
+		return f
+	}
 	st := StorageOf(s)
 	for _, name := range ClaimNames(&pod.Spec) {
 		pvc := st.Claim(pod.Namespace, name)

@@ -34,6 +34,11 @@ const (
 // the node closest to fitting. Nodes the selector excludes are not
 // considered. Nil when no single change frees a node.
 func (f *Fit) Soonest() *SoonestFix {
+	if len(f.UnreadClaims) > 0 {
+		// The volumes' own restrictions are unknown: a node one uncordon
+		// away may still be one the volume cannot reach.
+		return nil
+	}
 	var uncordon []string
 	tolerate := map[string][]string{}
 	var shortOnly []*NodeFit
