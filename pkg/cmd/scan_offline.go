@@ -127,6 +127,9 @@ func printInputSummary(w io.Writer, from string, res *offline.Result, now time.T
 	for reason, n := range st.Unconverted {
 		parts = append(parts, fmt.Sprintf("%s skipped: %s", doctor.Thousands(n), reason))
 	}
+	if st.Mirrored > 0 {
+		parts = append(parts, fmt.Sprintf("EndpointSlices derived from %s (the capture holds no slices)", doctor.Plural(st.Mirrored, "Endpoints object", "Endpoints objects")))
+	}
 	if st.Typed > 0 {
 		parts = append(parts, fmt.Sprintf("%s without apiVersion and kind typed by their file's path (an older bundle)", doctor.Plural(st.Typed, "object", "objects")))
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	corev1 "k8s.io/api/core/v1"
 	"path"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type decoder struct {
 	keepGoing bool
 	// finished is the dump's end of capture, when it records one.
 	finished time.Time
+	// eps are the capture's core/v1 Endpoints (see endpoints.go).
+	eps []*corev1.Endpoints
 }
 
 // stream is the state of one file or stream being decoded.
@@ -281,6 +284,11 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 	switch {
 	case skip != "":
 		d.stats.Unconverted[skip]++
+		return nil
+	case !known && target == "v1" && kind == "Endpoints" && !st.dump:
+		if err := d.endpoints(body); err != nil {
+			return st.fail(err.Error())
+		}
 		return nil
 	case !known:
 		d.stats.Ignored[kindName(apiVersion, kind)]++

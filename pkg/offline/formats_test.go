@@ -317,3 +317,42 @@ func TestBrokenInput(t *testing.T) {
 		})
 	}
 }
+
+// endpointsCapture is a Sonobuoy-like capture: Services, their core/v1
+// Endpoints (one ready and one not-ready address for web, none for the
+// typo'd api), pods, empty workload lists, and no EndpointSlice.
+const endpointsCapture = `{"kind":"List","apiVersion":"v1","items":[
+ {"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop","creationTimestamp":"2024-03-01T09:00:00Z"},"spec":{"selector":{"app":"web"},"ports":[{"name":"http","port":80,"targetPort":8080}]}},
+ {"apiVersion":"v1","kind":"Service","metadata":{"name":"api","namespace":"shop","creationTimestamp":"2024-03-01T09:00:00Z"},"spec":{"selector":{"app":"apii"},"ports":[{"port":80}]}},
+ {"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"web","namespace":"shop"},"subsets":[{"addresses":[{"ip":"10.1.0.5","nodeName":"n1","targetRef":{"kind":"Pod","namespace":"shop","name":"web-1"}}],"notReadyAddresses":[{"ip":"10.1.0.6","targetRef":{"kind":"Pod","namespace":"shop","name":"web-2"}}],"ports":[{"name":"http","port":8080,"protocol":"TCP"}]}]},
+ {"apiVersion":"v1","kind":"Endpoints","metadata":{"name":"api","namespace":"shop"}},
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop","labels":{"app":"web"},"creationTimestamp":"2024-03-01T10:00:00Z"},"spec":{"containers":[{"name":"c","image":"i","ports":[{"containerPort":8080,"name":"http"}]}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}},
+ {"apiVersion":"v1","kind":"Pod","metadata":{"name":"api-1","namespace":"shop","labels":{"app":"api"},"creationTimestamp":"2024-03-01T10:00:00Z"},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}]}
+{"kind":"DeploymentList","apiVersion":"apps/v1","items":[]}
+{"kind":"StatefulSetList","apiVersion":"apps/v1","items":[]}`
+
+// Core/v1 Endpoints in a capture without EndpointSlices become the slices
+// the mirroring controller would write, so the Service checks run on it;
+// a capture that holds slices keeps them alone.
+func TestEndpointsMirrored(t *testing.T) {
+	res := mustLoad(t, writeTree(t, map[string]string{"capture.json": endpointsCapture}), offline.Options{})
+	if res.Stats.Mirrored != 2 {
+		t.Errorf("mirrored %d Endpoints, want 2", res.Stats.Mirrored)
+	}
+	slices := res.Snapshot.EndpointSlices()
+	if len(slices) != 1 || slices[0].Labels["kubernetes.io/service-name"] != "web" || len(slices[0].Endpoints) != 2 ||
+		!*slices[0].Endpoints[0].Conditions.Ready || *slices[0].Endpoints[1].Conditions.Ready || *slices[0].Ports[0].Port != 8080 {
+		t.Fatalf("slices %+v", slices)
+	}
+	r := doctor.Run(context.Background(), res.Snapshot, []*doctor.Check{checks.ServiceEndpoints}, res.Now)
+	if r.Checks[0].Status != doctor.StatusFailed || len(r.Findings) != 1 || r.Findings[0].Object.Name != "api" {
+		t.Errorf("service-endpoints on the mirrored capture: %+v %+v", r.Checks, r.Findings)
+	}
+
+	withSlices := endpointsCapture + `
+{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"web-abc","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},"addressType":"IPv4","endpoints":[{"addresses":["10.1.0.5"],"conditions":{"ready":true}}]}`
+	res = mustLoad(t, writeTree(t, map[string]string{"capture.json": withSlices}), offline.Options{})
+	if res.Stats.Mirrored != 0 || len(res.Snapshot.EndpointSlices()) != 1 || res.Stats.Ignored["Endpoints"] != 2 {
+		t.Errorf("with slices: mirrored %d, slices %d, ignored %v", res.Stats.Mirrored, len(res.Snapshot.EndpointSlices()), res.Stats.Ignored)
+	}
+}

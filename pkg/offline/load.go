@@ -103,6 +103,7 @@ func Load(p string, opts Options) (*Result, error) {
 		err = t.openFile(p)
 	}
 	if err == nil {
+		d.mirrorEndpoints()
 		err = t.finish(p)
 	}
 	if err != nil {
@@ -150,6 +151,9 @@ type Stats struct {
 	// Typed counts objects without apiVersion and kind (older support
 	// bundles write bare arrays) typed by the path of their file.
 	Typed int
+	// Mirrored counts core/v1 Endpoints turned into EndpointSlices (a
+	// capture without slices; see endpoints.go).
+	Mirrored int
 	// OutOfScope counts objects outside the namespace given with -n.
 	OutOfScope int
 	// Duplicates counts objects read a second time (same resource,

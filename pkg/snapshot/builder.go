@@ -53,6 +53,9 @@ func (b *Builder) Fail(r Resource, reason string, skip bool) {
 	}
 }
 
+// Holds says whether r was added or marked present.
+func (b *Builder) Holds(r Resource) bool { return b.present[r] }
+
 // Empty says whether nothing was added, marked present or failed.
 func (b *Builder) Empty() bool {
 	return len(b.present) == 0 && len(b.errs) == 0 && b.metrics == nil
