@@ -43,11 +43,15 @@ kernelVersion, osImage, containerRuntimeVersion, architecture) is grouped by
 pool: the first of the providers' pool labels (` + "`eks.amazonaws.com/nodegroup`" + `,
 ` + "`alpha.eksctl.io/nodegroup-name`, `cloud.google.com/gke-nodepool`" + `,
 ` + "`karpenter.sh/nodepool`, `kubernetes.azure.com/agentpool`" + `,
-` + "`doks.digitalocean.com/node-pool`, `node.kubernetes.io/pool`" + `) and, as a fallback,
-` + "`node.kubernetes.io/instance-type`" + `; nodes with none of them form the pool
-` + "`<none>`" + `. A pool that mixes values of a field is one warning naming the field,
-the values with their node counts and the odd nodes (those not on the most
-common value). Kernels are compared among nodes of the same architecture, and
+` + "`doks.digitalocean.com/node-pool`, `node.kubernetes.io/pool`" + `), else a pool label
+an installer or user set (a key whose last segment names a pool or node
+group: ` + "`node-pool`, `nodepool`, `oke.oraclecloud.com/pool.name`, `worker-pool`" + `),
+and, as a fallback, ` + "`node.kubernetes.io/instance-type`" + ` (or its beta label on
+nodes before 1.17); nodes with none of them form the pool ` + "`<none>`" + `. A pool
+that mixes values of a field is one warning naming the field, the values
+with their node counts and the odd nodes (those not on the most common
+value); a pool split evenly has no odd side: both are named and neither is
+drained (two pools without a label, or a node rollout half done). Kernels are compared among nodes of the same architecture, and
 mixed architectures are reported only for managed node groups (EKS, GKE,
 AKS), since Karpenter pools and unlabelled fleets often mix amd64 and arm64
 on purpose. Each kubelet version (vendor suffixes such as ` + "`-eks-…`, `+k3s1`" + ` or
@@ -190,16 +194,24 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 		if d.Arch != "" && len(archesOf(pool)) > 1 {
 			title = d.Arch + " " + title
 		}
+		// An even split has no majority to call the rest odd: both sides
+		// are named and none is drained.
+		even := len(d.Values[0].Nodes) == len(d.Values[1].Nodes)
 		var vals []string
 		for i, vc := range d.Values {
 			s := fmt.Sprintf("%s on %s", vc.Value, doctor.Plural(len(vc.Nodes), "node", "nodes"))
-			if i > 0 {
+			if i > 0 || even {
 				s += " (" + exampleList(vc.Nodes) + ")"
+			}
+			if i > 0 && !even {
 				for _, n := range vc.Nodes {
 					oddSet[n] = true
 				}
 			}
 			vals = append(vals, s)
+		}
+		if even {
+			title += " split evenly:"
 		}
 		parts = append(parts, title+" "+strings.Join(vals, ", "))
 	}
@@ -211,20 +223,32 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 		odd = append(odd, n)
 	}
 	sort.Strings(odd)
-	names := strings.Join(doctor.Examples(odd), " ")
-	rem := []doctor.Remediation{
-		{Text: "compare the pool's nodes side by side", Command: listPoolCommand(pool)},
-		{Text: "drain the odd nodes", Command: "kubectl drain " + names + " --ignore-daemonsets --delete-emptydir-data"},
+	rem := []doctor.Remediation{{Text: "compare the pool's nodes side by side", Command: listPoolCommand(pool)}}
+	object, members := "", odd
+	if len(odd) > 0 {
+		names := strings.Join(doctor.Examples(odd), " ")
+		rem = append(rem, doctor.Remediation{Text: "drain the odd nodes", Command: "kubectl drain " + names + " --ignore-daemonsets --delete-emptydir-data"})
+		rem = append(rem, replaceRemediation(pool, names, "")...)
+		object = odd[0]
+	} else {
+		// Evenly split: which side is meant is the operator's call (two
+		// pools without a label to tell them, or a rollout half done).
+		rem[0].Text = "the nodes are split evenly: decide which side is meant (two pools without a pool label, or a node rollout half done) and compare them"
+		for _, n := range pool.Nodes {
+			if !n.V.Empty() {
+				members = append(members, n.Name)
+			}
+		}
+		object = members[0]
 	}
-	rem = append(rem, replaceRemediation(pool, names, "")...)
 	p.Report(doctor.Finding{
 		Severity: doctor.Warning,
-		Object:   kube.NodeRef(odd[0]),
+		Object:   kube.NodeRef(object),
 		Message: fmt.Sprintf("%s mixes %s: a bug or feature that depends on the node's software shows only on some of its nodes and follows pods as they are rescheduled",
 			poolCount(pool), strings.Join(parts, "; ")),
-		Count:       len(odd),
-		Examples:    doctor.Examples(odd),
-		Members:     nodeMembers(odd),
+		Count:       len(members),
+		Examples:    doctor.Examples(members),
+		Members:     nodeMembers(members),
 		Remediation: rem,
 	})
 }
@@ -265,10 +289,10 @@ func countReported(pool *kube.Pool) int {
 // poolPhrase is "pool drift-pool", "instance type m5.large" (the
 // fallback) or "no pool label".
 func poolPhrase(pool *kube.Pool) string {
-	switch pool.Label {
-	case "":
+	switch {
+	case pool.Label == "":
 		return "no pool label"
-	case "node.kubernetes.io/instance-type":
+	case kube.IsInstanceType(pool.Label):
 		return "instance type " + pool.Name
 	}
 	return "pool " + pool.Name

@@ -1,8 +1,10 @@
 package kube
 
 import (
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -19,9 +21,45 @@ var providerPoolLabels = []string{
 	"node.kubernetes.io/pool",
 }
 
-// poolLabels are providerPoolLabels plus the instance type, the fallback
-// grouping for fleets without a pool label.
-var poolLabels = append(slices.Clone(providerPoolLabels), "node.kubernetes.io/instance-type")
+// instanceTypeLabels group fleets without a pool label by machine type
+// (the beta label is all that nodes before 1.17 carry).
+var instanceTypeLabels = []string{"node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type"}
+
+// genericPoolKey matches the pool labels that installers and users set
+// themselves ("node-pool", "nodepool", "oke.oraclecloud.com/pool.name",
+// "example.com/worker-pool", "nodegroup"): the last path segment of the
+// key names a pool or a node group and no version.
+var genericPoolKey = regexp.MustCompile(`(?i)^(?:[^/]*/)?(?:[a-z0-9]+[-_.])*(?:node-?pool|pool|node-?group|agentpool)(?:[-_.](?:name|id))?$`)
+
+// poolLabelOf is the node's pool label: a provider's, else one set by an
+// installer or user (genericPoolKey; sorted, the first wins), else the
+// instance type.
+func poolLabelOf(n *corev1.Node) (label, value string) {
+	for _, l := range providerPoolLabels {
+		if v := n.Labels[l]; v != "" {
+			return l, v
+		}
+	}
+	var generic []string
+	for k, v := range n.Labels {
+		if v != "" && genericPoolKey.MatchString(k) && !strings.Contains(strings.ToLower(k), "version") {
+			generic = append(generic, k)
+		}
+	}
+	if len(generic) > 0 {
+		sort.Strings(generic)
+		return generic[0], n.Labels[generic[0]]
+	}
+	for _, l := range instanceTypeLabels {
+		if v := n.Labels[l]; v != "" {
+			return l, v
+		}
+	}
+	return "", ""
+}
+
+// IsInstanceType: the pool is the fallback grouping by machine type.
+func IsInstanceType(label string) bool { return slices.Contains(instanceTypeLabels, label) }
 
 // ProviderPool is the node's provider pool label and value, if it has one.
 func ProviderPool(n *corev1.Node) (label, value string, ok bool) {
@@ -33,15 +71,13 @@ func ProviderPool(n *corev1.Node) (label, value string, ok bool) {
 	return "", "", false
 }
 
-// NoPool is the pool of nodes that carry none of poolLabels.
+// NoPool is the pool of nodes that carry no pool label (poolLabelOf).
 const NoPool = "<none>"
 
 // NodePool returns the node's pool and the label that names it ("" for NoPool).
 func NodePool(n *corev1.Node) (pool, label string) {
-	for _, l := range poolLabels {
-		if v := n.Labels[l]; v != "" {
-			return v, l
-		}
+	if l, v := poolLabelOf(n); l != "" {
+		return v, l
 	}
 	return NoPool, ""
 }
