@@ -56,8 +56,11 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   139 SIGSEGV, 143 SIGTERM...; a negative code is none the application gave:
   the runtime could not report one) and its termination message;
 - **OOM kill**: a crash loop whose last termination is ` + "`OOMKilled`" + `, or a running
-  container OOM-killed within the hour after at least three restarts, with
-  the container's memory limit and request from the spec;
+  container OOM-killed after at least three restarts within the hour, or
+  within twice its mean time between restarts when that is longer (a leak
+  that kills it every 8 hours; at most a day), with the container's memory
+  limit and request from the spec, the restarts since the pod started and
+  when the last kill was;
 - **image pull**: ` + "`ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`" + `, told apart
   from the kubelet's message into *not found*, *access denied* and *registry
   unreachable*;

@@ -69,6 +69,10 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		return "not starting", details
 	case kube.OOMKill:
 		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts")) + restartWindow(p, g)
+		if ex.Reason == "" && ex.Last != nil && !ex.Last.FinishedAt.IsZero() {
+			// Running again between kills: when the last one was.
+			details += ", the last " + duration.HumanDuration(p.Now.Sub(ex.Last.FinishedAt)) + " ago"
+		}
 		return "OOM-killed", details
 	case kube.ImagePull:
 		pull, event := pullFromEvents(p, g, ex)

@@ -121,6 +121,26 @@ const NotReadyAfter = 5 * time.Minute
 // for the container to count as OOM-killed "every few minutes".
 const oomRecent = time.Hour
 
+// oomWindow is how recent the last OOM kill of a running container must be
+// to count: oomRecent, or twice the pod's mean time between restarts when
+// that is longer (a leak that kills it every 8 hours, 127 times in 43
+// days, is as much a problem three hours after the last kill), at most
+// oomWindowMax.
+func oomWindow(pod *corev1.Pod, restarts int32, now time.Time) time.Duration {
+	start := pod.CreationTimestamp.Time
+	if pod.Status.StartTime != nil {
+		start = pod.Status.StartTime.Time
+	}
+	w := oomRecent
+	if !start.IsZero() && restarts > 0 && now.After(start) {
+		w = max(w, 2*now.Sub(start)/time.Duration(restarts))
+	}
+	return min(w, oomWindowMax)
+}
+
+// oomWindowMax bounds oomWindow: a kill a day ago is old news.
+const oomWindowMax = 24 * time.Hour
+
 // PodProblems classifies every container (init containers first) of a pod
 // that is neither finished nor being deleted. A container that runs and is
 // ready has no problem, however often it restarted in the past.
@@ -184,9 +204,14 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 	if cs.State.Running == nil {
 		return p, false
 	}
-	if p.Last != nil && p.Last.Reason == "OOMKilled" && cs.RestartCount >= 3 && now.Sub(p.Last.FinishedAt) < oomRecent {
-		p.Cause = OOMKill
-		p.dateLoop(pod)
+	if p.Last != nil && p.Last.Reason == "OOMKilled" && cs.RestartCount >= 3 && now.Sub(p.Last.FinishedAt) < oomWindow(pod, cs.RestartCount, now) {
+		// Running again between kills: no condition dates the kills, which
+		// are counted since the pod started (see Flapping).
+		p.Cause, p.Flapping = OOMKill, true
+		p.Since = pod.CreationTimestamp.Time
+		if pod.Status.StartTime != nil {
+			p.Since = pod.Status.StartTime.Time
+		}
 		return p, true
 	}
 	// Caught between two restarts: a container that keeps failing (killed by
