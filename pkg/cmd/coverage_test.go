@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,6 +40,11 @@ func TestCoverageOfPartialInput(t *testing.T) {
 	}
 	// Every check but the three that ran on pods and ReplicaSets (pods-stuck
 	// needs only pods; nodes only tell it why a kubelet holds a pod).
+	// The input says nothing of when it was captured: its ages are lower
+	// bounds, and the report says so.
+	if !strings.Contains(out.String(), "\nages are lower bounds: the input does not say when it was captured; they are measured from its newest timestamp, ") {
+		t.Errorf("no lower-bound note on ages:\n%s", out)
+	}
 	if !strings.HasPrefix(last, "1 problem found by ") || !strings.Contains(last, fmt.Sprintf("; %d not run, the input lacks their data: admission-webhooks, ", len(checks.All())-3)) ||
 		!strings.Contains(last, "; 3 ran without some data, the input lacks it: pod-storm, pods-stuck, workload-pods.") {
 		t.Errorf("last line %q does not state coverage", last)
@@ -59,6 +65,9 @@ func TestCoverageOfPartialInput(t *testing.T) {
 	var r doctor.Report
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := time.Parse(time.RFC3339, r.Cluster.AgesAsOf); err != nil {
+		t.Errorf("cluster.agesAsOf %q: %v", r.Cluster.AgesAsOf, err)
 	}
 	status := map[string]doctor.CheckResult{}
 	for _, c := range r.Checks {

@@ -177,7 +177,7 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		}
 		runtime.KeepAlive(snap)
 	}
-	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace}
+	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace, AgesAsOf: o.offline.agesAsOf}
 	r.Requests, r.Retries = o.cluster.Requests()
 	r.Duration = doctor.Duration(time.Since(start))
 	o.ci.applyFor(r, snap, now, o.clusterName())

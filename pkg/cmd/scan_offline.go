@@ -35,6 +35,9 @@ type offlineOptions struct {
 	namespace string
 	// unreadable are the files KeepGoing passed over, for the report.
 	unreadable []string
+	// agesAsOf is the input's newest timestamp when it does not say when
+	// it was captured (doctor.Cluster.AgesAsOf).
+	agesAsOf string
 }
 
 func (o *offlineOptions) addFlags(fs *pflag.FlagSet) {
@@ -102,6 +105,9 @@ func (o *ScanOptions) load(ctx context.Context, start time.Time) (*snapshot.Snap
 	}
 	if o.Now.IsZero() {
 		o.Now = res.Now
+		if res.Header == nil && res.CapturedAt.IsZero() && !res.Now.IsZero() {
+			o.offline.agesAsOf = res.Now.UTC().Format(time.RFC3339)
+		}
 	}
 	printInputSummary(o.ErrOut, o.offline.From, res, o.Now)
 	o.offline.unreadable = unreadableLines(res)
@@ -154,6 +160,8 @@ func printInputSummary(w io.Writer, from string, res *offline.Result, now time.T
 	case res.Header != nil:
 		fmt.Fprintf(w, "kubectl doctor: captured %s from %s (%s) by kubectl-doctor %s; ages are as of the capture\n",
 			now.UTC().Format(time.RFC3339), report.Esc(res.Header.Server), report.Esc(res.Header.ServerVersion), report.Esc(res.Header.DoctorVersion))
+	case !res.CapturedAt.IsZero():
+		fmt.Fprintf(w, "kubectl doctor: captured %s (the must-gather's timestamp file); ages are as of the capture\n", now.UTC().Format(time.RFC3339))
 	case !res.Now.IsZero():
 		fmt.Fprintf(w, "kubectl doctor: no capture time in the input: ages are as of its newest timestamp, %s\n", now.UTC().Format(time.RFC3339))
 	}

@@ -298,6 +298,10 @@ type Cluster struct {
 	Server    string `json:"server"`
 	Version   string `json:"version"`
 	Namespace string `json:"namespace,omitempty"`
+	// AgesAsOf is set for a capture that does not say when it was taken:
+	// ages are measured from its newest timestamp (RFC 3339), so every age
+	// in the report is a lower bound.
+	AgesAsOf string `json:"agesAsOf,omitempty"`
 }
 
 // Summary counts findings by severity and checks by status.

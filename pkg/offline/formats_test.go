@@ -356,3 +356,27 @@ func TestEndpointsMirrored(t *testing.T) {
 		t.Errorf("with slices: mirrored %d, slices %d, ignored %v", res.Stats.Mirrored, len(res.Snapshot.EndpointSlices()), res.Stats.Ignored)
 	}
 }
+
+// A must-gather's timestamp file dates the capture (its last line, the
+// end), so ages are as of the capture and not of the newest timestamp in
+// it; the tree is called a must-gather, not a support bundle.
+func TestMustGatherTimestamp(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"must-gather.local.1/quay-io-image/cluster-scoped-resources/core/nodes.yaml": nodeList,
+		"must-gather.local.1/timestamp":                                              "2024-11-11 10:26:15.108213 +0530 IST m=+3.422694084\n2024-11-11 10:27:32.700267 +0530 IST m=+81.015029667\n",
+	})
+	res := mustLoad(t, root, offline.Options{})
+	want := time.Date(2024, 11, 11, 4, 57, 32, 700267000, time.UTC)
+	if res.Format != offline.FormatMustGather || !res.CapturedAt.Equal(want) || !res.Now.Equal(want) {
+		t.Errorf("format %q, captured %s, now %s; want must-gather captured %s", res.Format, res.CapturedAt, res.Now, want)
+	}
+	// A file named timestamp that says something else dates nothing.
+	root = writeTree(t, map[string]string{
+		"bundle/cluster-resources/nodes.json": nodeList,
+		"bundle/timestamp":                    "not a time\n",
+	})
+	res = mustLoad(t, root, offline.Options{})
+	if res.Format != offline.FormatBundle || !res.CapturedAt.IsZero() {
+		t.Errorf("format %q, captured %s; want a support bundle with no capture time", res.Format, res.CapturedAt)
+	}
+}

@@ -56,9 +56,10 @@ func (u Unreadable) String() string {
 
 // Formats a Result may report.
 const (
-	FormatDump    = "kubectl-doctor dump"
-	FormatBundle  = "support bundle"
-	FormatObjects = "Kubernetes objects"
+	FormatDump       = "kubectl-doctor dump"
+	FormatBundle     = "support bundle"
+	FormatMustGather = "must-gather"
+	FormatObjects    = "Kubernetes objects"
 )
 
 // Result is a snapshot read offline and what a scan of it needs to know.
@@ -66,10 +67,14 @@ type Result struct {
 	Snapshot *snapshot.Snapshot
 	// Header is the dump's header; nil unless Format is FormatDump.
 	Header *Header
-	// Now is the end of a dump's capture, else the newest timestamp in the
-	// input (see newest); zero when the input records no time at all.
+	// Now is the end of a dump's capture, or of a must-gather's (its
+	// timestamp file), else the newest timestamp in the input (see
+	// newest); zero when the input records no time at all.
 	Now time.Time
-	// Format is FormatDump, FormatBundle or FormatObjects.
+	// CapturedAt is the end of a must-gather's capture, from its timestamp
+	// file; zero otherwise (a dump's is in its Header).
+	CapturedAt time.Time
+	// Format is FormatDump, FormatBundle, FormatMustGather or FormatObjects.
 	Format string
 	Stats  *Stats
 }
@@ -122,6 +127,12 @@ func Load(p string, opts Options) (*Result, error) {
 		}
 	case t.bundle:
 		res.Format = FormatBundle
+		if t.mustGather() {
+			res.Format = FormatMustGather
+		}
+		if !t.capturedAt.IsZero() {
+			res.CapturedAt, res.Now = t.capturedAt, t.capturedAt
+		}
 	}
 	res.Snapshot, err = d.b.Build(ns, version)
 	if err != nil {

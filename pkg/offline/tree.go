@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -27,16 +28,23 @@ import (
 // plain directory of objects it is an error.
 type tree struct {
 	d             *decoder
-	bundle        bool    // saw a cluster-resources or cluster-scoped-resources directory
-	pending       []error // errors of files outside those directories whose path names no resource: skipped if this is a bundle
-	serverVersion string  // from a bundle's cluster-info/cluster_version.json
-	otherFiles    int     // logs and other files that are not JSON or YAML
-	inArchive     bool    // reading a tar archive, whose reader is limited already
+	bundle        bool      // saw a cluster-resources or cluster-scoped-resources directory
+	pending       []error   // errors of files outside those directories whose path names no resource: skipped if this is a bundle
+	serverVersion string    // from a bundle's cluster-info/cluster_version.json
+	capturedAt    time.Time // from a must-gather's timestamp file
+	mustGatherDir bool      // saw a cluster-scoped-resources directory
+	otherFiles    int       // logs and other files that are not JSON or YAML
+	inArchive     bool      // reading a tar archive, whose reader is limited already
 }
 
 // markers are the directories that make a tree a support bundle
 // (troubleshoot.sh) or a must-gather (OpenShift).
 var markers = []string{"cluster-resources", "cluster-scoped-resources"}
+
+// mustGather: the tree is an OpenShift must-gather (its resources are under
+// cluster-scoped-resources, or it has a must-gather timestamp file), not a
+// troubleshoot.sh support bundle.
+func (t *tree) mustGather() bool { return t.mustGatherDir || !t.capturedAt.IsZero() }
 
 func (t *tree) dir(root string) error {
 	return filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
@@ -158,6 +166,7 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 		for _, m := range markers {
 			if part == m {
 				inMarker, t.bundle = i, true
+				t.mustGatherDir = t.mustGatherDir || m == "cluster-scoped-resources"
 			}
 		}
 	}
@@ -166,6 +175,9 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 	switch {
 	case base == "cluster_version.json" && len(parts) > 1 && parts[len(parts)-2] == "cluster-info":
 		return t.clusterVersion(display, open)
+	case base == "timestamp" && ext == "":
+		t.timestamp(open)
+		return nil
 	case ext != ".json" && ext != ".yaml" && ext != ".yml":
 		t.otherFiles++ // pod logs, host collector output, ...
 		return nil
@@ -244,6 +256,39 @@ func (t *tree) finish(p string) error {
 		return &InputError{File: p, Msg: "holds no Kubernetes objects"}
 	}
 	return nil
+}
+
+// mustGatherTime is how oc adm must-gather writes its timestamp file: Go's
+// time.Time String, its start on the first line and its end on the last,
+// each followed by the monotonic clock reading ("m=+81.015").
+const mustGatherTime = "2006-01-02 15:04:05.999999999 -0700 MST"
+
+// timestamp reads a must-gather's timestamp file: its last line is when the
+// capture ended, the time ages are measured from. A file that says
+// anything else is not one and is counted with the other files.
+func (t *tree) timestamp(open func() (io.ReadCloser, error)) {
+	t.otherFiles++
+	rc, err := open()
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(io.LimitReader(rc, 4096))
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if i := strings.Index(last, " m="); i > 0 {
+		last = last[:i]
+	}
+	at, err := time.Parse(mustGatherTime, last)
+	if err != nil {
+		return
+	}
+	if at.After(t.capturedAt) {
+		t.capturedAt = at
+	}
 }
 
 func (t *tree) clusterVersion(display string, open func() (io.ReadCloser, error)) error {

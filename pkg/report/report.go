@@ -184,6 +184,11 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 	if len(r.Findings) > 0 || o.Format == "wide" || r.Summary.Skipped+r.Summary.Errors > 0 || len(r.Suppressed)+len(r.ExpiredIgnores) > 0 {
 		b.WriteString("\n")
 	}
+	if r.Cluster.AgesAsOf != "" {
+		// A capture that does not say when it was taken: "stuck for 5s"
+		// may be five days.
+		fmt.Fprintf(&b, "%s\n", p.dim.Sprintf("ages are lower bounds: the input does not say when it was captured; they are measured from its newest timestamp, %s", Esc(r.Cluster.AgesAsOf)))
+	}
 	b.WriteString(SummaryLine(r) + "\n")
 	// The last line is the verdict with what it rests on: never a bare
 	// all-clear.
