@@ -142,6 +142,19 @@ func (st *stream) notObjects(what string) error {
 	return st.fail(what + ": not a Kubernetes object (no apiVersion and kind)")
 }
 
+// internalList: raw is a list as kubectl 1.13 and older printed it in a
+// cluster-info dump, its internal types' field names capitalised
+// ("Items", and in each item "ObjectMeta" or "Spec"), not the API's.
+func internalList(raw []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	_, items := m["Items"]
+	_, lower := m["items"]
+	return items && !lower
+}
+
 type typeMeta struct {
 	APIVersion string          `json:"apiVersion"`
 	Kind       string          `json:"kind"`
@@ -195,6 +208,10 @@ func (st *stream) value(raw []byte) error {
 		return st.fail("data after the dump's DumpEnd record")
 	}
 	if tm.Kind == "" || tm.APIVersion == "" {
+		if internalList(raw) {
+			// Not lenient: the whole capture is in this form.
+			return st.fail("a list in kubectl's internal form (\"Items\", no apiVersion and kind), as kubectl 1.13 and older wrote cluster-info dumps: dump again with a current kubectl")
+		}
 		return st.notObjects("an object")
 	}
 	if strings.HasSuffix(tm.Kind, "List") && tm.Items != nil {

@@ -380,3 +380,17 @@ func TestMustGatherTimestamp(t *testing.T) {
 		t.Errorf("format %q, captured %s; want a support bundle with no capture time", res.Format, res.CapturedAt)
 	}
 }
+
+// A cluster-info dump written by kubectl 1.13 or older holds internal types
+// ("Items", capitalised fields): refused with that said, not as "no
+// apiVersion and kind" about an empty list.
+func TestOldKubectlDumpRefused(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"default/daemonsets.json": `{"selfLink":"/apis/extensions/v1beta1/namespaces/default/daemonsets","resourceVersion":"1","Items":[]}`,
+	})
+	_, err := offline.Load(root, offline.Options{})
+	var ie *offline.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "kubectl 1.13 and older") {
+		t.Errorf("old dump: %v", err)
+	}
+}
