@@ -187,7 +187,11 @@ warning however dead its backend is). When those checks do not run, this
 finding stands on its own.
 
 ## How to fix
-Read the previous container's logs (` + "`kubectl logs --previous`" + `); for a
+Read the previous container's logs (` + "`kubectl logs --previous`" + `); a container
+that exits 0 and is restarted is a one-shot task run as a service (run it as
+a Job or CronJob) or a server that does not stay in the foreground; exit 126
+or 127 from a shell is a program of its script not found or not executable
+(the remediation prints the command to read); for a
 container the kubelet kills after failed probes, fix the probe where it is
 the probe's own limit: a liveness or startup probe that times out gets a
 longer ` + "`timeoutSeconds`" + `, a startup probe that gives up before the

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -53,6 +54,21 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	case kube.CrashLoop:
 		if ex.Exec != "" {
 			rem = append(rem, execRemediation(g, ex))
+		} else if ex.Last != nil {
+			switch code := ex.Last.ExitCode; {
+			case code == 0 && ex.Last.Reason != "OOMKilled" && g.Owner.Ref.Kind != "Job" && g.Owner.Ref.Kind != "CronJob":
+				// It finishes and is started again: a task run as a
+				// service, or a server that does not stay in the foreground.
+				r := execRemediation(g, ex)
+				r.Text = "the container exits successfully and is restarted because its owner expects it to keep running: run a one-shot task as a Job or CronJob, else make the command stay in the foreground"
+				rem = append(rem, r)
+			case code == 126 || code == 127:
+				// A shell's "not executable" / "not found" for a program in
+				// its script: the command says which.
+				r := execRemediation(g, ex)
+				r.Text = "a program the command runs is not found or not executable (exit " + strconv.Itoa(int(code)) + " from a shell): read the command and fix the missing program or its path"
+				rem = append(rem, r)
+			}
 		}
 		rem = append(rem, probeRemediation(p, g, ex.Container)...)
 		rem = append(rem, doctor.Remediation{Text: "read the crashed container's logs",

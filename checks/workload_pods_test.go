@@ -33,6 +33,8 @@ func TestWorkloadPodsRemediation(t *testing.T) {
 		"ops/daemonset/log-agent":   "kubectl logs -n ops pod/log-agent-2 -c agent --previous",
 		"shop/deployment/search":    "kubectl describe pod -n shop search-1-0",
 		"data/statefulset/ledgerdb": "kubectl delete pod -n data ledgerdb-2",
+		"shop/deployment/samples":   `kubectl get deployment/samples -n shop -o jsonpath='{.spec.template.spec.containers[?(@.name=="app")].command}'`,
+		"shop/deployment/typo":      `kubectl get deployment/typo -n shop -o jsonpath='{.spec.template.spec.containers[?(@.name=="app")].command}'`,
 	} {
 		f, ok := byObject[obj]
 		if !ok {
