@@ -54,7 +54,13 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
 - **crash loop**: waiting ` + "`CrashLoopBackOff`" + `, with the restart count, the last
   termination's exit code and what it means (1 application error, 137 SIGKILL,
   139 SIGSEGV, 143 SIGTERM...; a negative code is none the application gave:
-  the runtime could not report one) and its termination message;
+  the runtime could not report one) and its termination message; also a
+  container running now that failed at least 5 times and last failed
+  within twice its mean time between restarts (at most a day): "failing
+  again and again" (a liveness probe killing it every half hour, a crash
+  every night), while one that has run longer than that since has settled,
+  and restarts a node reboot caused (exit 255, reason Unknown) are no
+  failures;
 - **OOM kill**: a crash loop whose last termination is ` + "`OOMKilled`" + `, or a running
   container OOM-killed after at least three restarts within the hour, or
   within twice its mean time between restarts when that is longer (a leak

@@ -53,17 +53,25 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		details += restartWindow(p, g)
 		if ex.Last != nil {
 			details += ", last " + terminationWords(ex.Last)
+			if ex.Intermittent && !ex.Last.FinishedAt.IsZero() {
+				// Running again now: when it last failed.
+				details += " " + duration.HumanDuration(p.Now.Sub(ex.Last.FinishedAt)) + " ago"
+			}
 			if ex.Last.Message != "" && ex.Exec == "" { // an exec failure is said in words below
 				details += "; last termination message: " + quote(ex.Last.Message)
 			}
 		}
+		verb = "crash-looping"
+		if ex.Intermittent {
+			verb = "failing again and again"
+		}
 		if _, phrase, ok := probeKill(p, g, ex.Container); ok {
-			return "crash-looping", details + "; " + phrase
+			return verb, details + "; " + phrase
 		}
 		if ex.Exec != "" {
 			details += "; " + execWords(ex)
 		}
-		return "crash-looping", details
+		return verb, details
 	case kube.NotStarted:
 		details, _, _ = notStarted(p, g)
 		return "not starting", details

@@ -91,6 +91,9 @@ type ContainerProblem struct {
 	// the start of the loop, so Since is the pod's start instead: a bound,
 	// all the restarts happened after it, not the loop's length.
 	Flapping bool
+	// Intermittent: the container runs now and has failed again and again
+	// (see intermittentRestarts): a CrashLoop between two failures.
+	Intermittent bool
 	// Reason and Message are the kubelet's waiting reason and message.
 	Reason, Message string
 	Last            *Termination // the last termination, when there is one
@@ -127,23 +130,36 @@ const oomRecent = time.Hour
 // days, is as much a problem three hours after the last kill), at most
 // oomWindowMax.
 func oomWindow(pod *corev1.Pod, restarts int32, now time.Time) time.Duration {
+	return max(oomRecent, failureWindow(pod, restarts, now))
+}
+
+// failureWindow is twice the pod's mean time between restarts, at most
+// oomWindowMax: a container that has run longer than that since its last
+// failure has settled.
+func failureWindow(pod *corev1.Pod, restarts int32, now time.Time) time.Duration {
 	start := pod.CreationTimestamp.Time
 	if pod.Status.StartTime != nil {
 		start = pod.Status.StartTime.Time
 	}
-	w := oomRecent
+	var w time.Duration
 	if !start.IsZero() && restarts > 0 && now.After(start) {
-		w = max(w, 2*now.Sub(start)/time.Duration(restarts))
+		w = 2 * now.Sub(start) / time.Duration(restarts)
 	}
 	return min(w, oomWindowMax)
 }
+
+// intermittentRestarts is how many restarts a running container needs for
+// its failures to be a pattern rather than incidents.
+const intermittentRestarts = 5
 
 // oomWindowMax bounds oomWindow: a kill a day ago is old news.
 const oomWindowMax = 24 * time.Hour
 
 // PodProblems classifies every container (init containers first) of a pod
 // that is neither finished nor being deleted. A container that runs and is
-// ready has no problem, however often it restarted in the past.
+// ready has no problem once it has settled: run for longer than twice its
+// mean time between restarts since its last failure (failureWindow),
+// however often it restarted before.
 func PodProblems(pod *corev1.Pod, now time.Time) []ContainerProblem {
 	if pod.DeletionTimestamp != nil || Terminal(pod) {
 		return nil
@@ -220,6 +236,21 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 	if !cs.Ready && cs.RestartCount >= 3 && p.Last != nil && p.Last.ExitCode != 0 && !p.Last.FinishedAt.IsZero() && now.Sub(p.Last.FinishedAt) < NotReadyAfter {
 		p.Cause = CrashLoop
 		p.dateLoop(pod)
+		return p, true
+	}
+	// Running now, but failing again and again over hours or days: a
+	// liveness probe that kills it every half hour, a crash every night.
+	// Judged by rate (failureWindow): one that has run for twice its mean
+	// time between restarts since has settled. Restarts a node
+	// reboot or a lost runtime caused (exit 255, Unknown) are not failures.
+	if cs.RestartCount >= intermittentRestarts && p.Last != nil && p.Last.ExitCode != 0 && p.Last.ExitCode != 255 &&
+		p.Last.Reason != "Unknown" && p.Last.Reason != "ContainerStatusUnknown" && p.Last.Reason != "Completed" &&
+		!p.Last.FinishedAt.IsZero() && now.Sub(p.Last.FinishedAt) < failureWindow(pod, cs.RestartCount, now) && (!init || sidecar(pod, cs.Name)) {
+		p.Cause, p.Flapping, p.Intermittent = CrashLoop, true, true
+		p.Since = pod.CreationTimestamp.Time
+		if pod.Status.StartTime != nil {
+			p.Since = pod.Status.StartTime.Time
+		}
 		return p, true
 	}
 	if init && !sidecar(pod, cs.Name) && !initialized(pod) {
