@@ -55,9 +55,9 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   termination's exit code and what it means (1 application error, 137 SIGKILL,
   139 SIGSEGV, 143 SIGTERM...; a negative code is none the application gave:
   the runtime could not report one) and its termination message; also a
-  container running now that failed at least 5 times and last failed
-  within twice its mean time between restarts (at most a day): "failing
-  again and again" (a liveness probe killing it every half hour, a crash
+  container running now that failed at least 5 times, on average at least
+  once an hour, and last failed within twice its mean time between restarts:
+  "failing again and again" (a liveness probe killing it every half hour, a crash
   every night), while one that has run longer than that since has settled,
   and restarts a node reboot caused (exit 255, reason Unknown) are no
   failures;

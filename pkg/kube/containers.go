@@ -149,8 +149,14 @@ func failureWindow(pod *corev1.Pod, restarts int32, now time.Time) time.Duration
 }
 
 // intermittentRestarts is how many restarts a running container needs for
-// its failures to be a pattern rather than incidents.
-const intermittentRestarts = 5
+// its failures to be a pattern rather than incidents, and intermittentEvery
+// the longest mean time between them: a container that restarts twice a
+// day (on a k3s laptop, each time the API server it watches went away) is
+// not failing again and again.
+const (
+	intermittentRestarts = 5
+	intermittentEvery    = time.Hour
+)
 
 // oomWindowMax bounds oomWindow: a kill a day ago is old news.
 const oomWindowMax = 24 * time.Hour
@@ -240,12 +246,14 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 	}
 	// Running now, but failing again and again over hours or days: a
 	// liveness probe that kills it every half hour, a crash every night.
-	// Judged by rate (failureWindow): one that has run for twice its mean
-	// time between restarts since has settled. Restarts a node
+	// Judged by rate (failureWindow): at least one failure an hour on
+	// average, and one that has run for twice its mean time between
+	// restarts since has settled. Restarts a node
 	// reboot or a lost runtime caused (exit 255, Unknown) are not failures.
 	if cs.RestartCount >= intermittentRestarts && p.Last != nil && p.Last.ExitCode != 0 && p.Last.ExitCode != 255 &&
 		p.Last.Reason != "Unknown" && p.Last.Reason != "ContainerStatusUnknown" && p.Last.Reason != "Completed" &&
-		!p.Last.FinishedAt.IsZero() && now.Sub(p.Last.FinishedAt) < failureWindow(pod, cs.RestartCount, now) && (!init || sidecar(pod, cs.Name)) {
+		!p.Last.FinishedAt.IsZero() && failureWindow(pod, cs.RestartCount, now) <= 2*intermittentEvery &&
+		now.Sub(p.Last.FinishedAt) < failureWindow(pod, cs.RestartCount, now) && (!init || sidecar(pod, cs.Name)) {
 		p.Cause, p.Flapping, p.Intermittent = CrashLoop, true, true
 		p.Since = pod.CreationTimestamp.Time
 		if pod.Status.StartTime != nil {

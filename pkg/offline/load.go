@@ -59,6 +59,7 @@ const (
 	FormatDump       = "kubectl-doctor dump"
 	FormatBundle     = "support bundle"
 	FormatMustGather = "must-gather"
+	FormatSonobuoy   = "Sonobuoy results"
 	FormatObjects    = "Kubernetes objects"
 )
 
@@ -74,7 +75,8 @@ type Result struct {
 	// CapturedAt is the end of a must-gather's capture, from its timestamp
 	// file; zero otherwise (a dump's is in its Header).
 	CapturedAt time.Time
-	// Format is FormatDump, FormatBundle, FormatMustGather or FormatObjects.
+	// Format is FormatDump, FormatBundle, FormatMustGather, FormatSonobuoy or
+	// FormatObjects.
 	Format string
 	Stats  *Stats
 }
@@ -127,8 +129,11 @@ func Load(p string, opts Options) (*Result, error) {
 		}
 	case t.bundle:
 		res.Format = FormatBundle
-		if t.mustGather() {
+		switch {
+		case t.mustGather():
 			res.Format = FormatMustGather
+		case t.sonobuoy:
+			res.Format = FormatSonobuoy
 		}
 		if !t.capturedAt.IsZero() {
 			res.CapturedAt, res.Now = t.capturedAt, t.capturedAt

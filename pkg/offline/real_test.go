@@ -143,3 +143,49 @@ func TestRealK3sSupportBundle(t *testing.T) {
 		}
 	}
 }
+
+// TestRealSonobuoyResults: a whole Sonobuoy results archive of a kind
+// cluster (v1.21.1, August 2021; testdata/offline/README.md) is read as one
+// capture: its hosts/, meta/ and plugins/ files are no objects and are
+// passed over, the resources it queried and wrote nothing of (Sonobuoy
+// writes no file for an empty list) are read and empty, its Endpoints
+// become slices, and the real leftovers of the conformance run it captured
+// are reported.
+func TestRealSonobuoyResults(t *testing.T) {
+	res := mustLoad(t, filepath.Join("..", "..", "testdata", "offline", "sonobuoy-results-2021.tar.gz"), offline.Options{})
+	if res.Format != offline.FormatSonobuoy || res.Snapshot.ServerVersion != "v1.21.1" || res.Stats.Mirrored == 0 {
+		t.Fatalf("format %q, version %q, %d Endpoints mirrored", res.Format, res.Snapshot.ServerVersion, res.Stats.Mirrored)
+	}
+	r := doctor.Run(context.Background(), res.Snapshot, checks.All(), res.Now)
+	if !r.Complete {
+		t.Errorf("incomplete: %+v", r.Incomplete)
+	}
+	want := map[string]string{
+		// The e2e test's pod that no node may take, 74 minutes pending.
+		"warning unschedulable resourcequota-9871/Pod/terminating-pod": "no node has the label x-test.k8s.io/unsatisfiable",
+		// Its Endpoints list no address: no pod matches the selector.
+		"warning service-endpoints services-4744/Service/nodeport-service": "but no pod in namespace services-4744 matches",
+		"warning service-target-port services-4744/Service/externalsvc":    "targets container port 9376",
+		"info rollout-history /Namespace/kube-system":                      "no kubernetes.io/change-cause",
+		"info rollout-history /Namespace/local-path-storage":               "no kubernetes.io/change-cause",
+		"info rollout-history /Namespace/sonobuoy":                         "no kubernetes.io/change-cause",
+	}
+	for _, f := range r.Findings {
+		k := f.Severity.String() + " " + f.Check + " " + f.Object.Namespace + "/" + f.Object.Kind + "/" + f.Object.Name
+		words, ok := want[k]
+		if !ok || !strings.Contains(f.Message, words) {
+			t.Errorf("finding %s: %s", k, f.Message)
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		t.Errorf("missing %s", k)
+	}
+	for _, c := range r.Checks {
+		if c.Name == "unschedulable" || c.Name == "service-endpoints" || c.Name == "pvc-pending" {
+			if c.Status != doctor.StatusPassed && c.Status != doctor.StatusFailed {
+				t.Errorf("%s: %s %s", c.Name, c.Status, c.Reason)
+			}
+		}
+	}
+}

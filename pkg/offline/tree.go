@@ -32,6 +32,7 @@ type tree struct {
 	pending       []error   // errors of files outside those directories whose path names no resource: skipped if this is a bundle
 	serverVersion string    // from a bundle's cluster-info/cluster_version.json
 	capturedAt    time.Time // from a must-gather's timestamp file
+	sonobuoy      bool      // saw a Sonobuoy archive's resources/cluster or resources/ns
 	mustGatherDir bool      // saw a cluster-scoped-resources directory
 	otherFiles    int       // logs and other files that are not JSON or YAML
 	inArchive     bool      // reading a tar archive, whose reader is limited already
@@ -169,6 +170,11 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 				t.mustGatherDir = t.mustGatherDir || m == "cluster-scoped-resources"
 			}
 		}
+		// A Sonobuoy results archive: resources/cluster/FILE and
+		// resources/ns/NS/FILE beside its hosts/, meta/ and plugins/.
+		if part == "resources" && i+2 < len(parts) && (parts[i+1] == "cluster" || parts[i+1] == "ns") {
+			inMarker, t.bundle, t.sonobuoy = i, true, true
+		}
 	}
 	base := parts[len(parts)-1]
 	ext := strings.ToLower(path.Ext(base))
@@ -177,6 +183,11 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 		return t.clusterVersion(display, open)
 	case base == "timestamp" && ext == "":
 		t.timestamp(open)
+		return nil
+	case base == "query-time.json" && len(parts) > 1 && parts[len(parts)-2] == "meta":
+		return t.sonobuoyQueries(display, open)
+	case base == "serverversion.json" && len(parts) == 1:
+		t.sonobuoyVersion(open)
 		return nil
 	case ext != ".json" && ext != ".yaml" && ext != ".yml":
 		t.otherFiles++ // pod logs, host collector output, ...
@@ -327,6 +338,12 @@ func resourceOfFile(parts []string) (snapshot.Resource, bool) {
 	n := len(parts)
 	base := parts[n-1]
 	base = strings.TrimSuffix(base, path.Ext(base))
+	if i := strings.LastIndex(base, "_"); i >= 0 && n >= 3 && parts[n-3] == "resources" || n >= 4 && parts[n-4] == "resources" {
+		// Sonobuoy: resources/cluster/core_v1_nodes.json,
+		// resources/ns/NS/apps_v1_deployments.json; before v0.13
+		// resources/ns/NS/Pods.json.
+		base = strings.ToLower(base[strings.LastIndex(base, "_")+1:])
+	}
 	if strings.HasSuffix(base, "-errors") {
 		return snapshot.Resource{}, false
 	}
@@ -429,4 +446,55 @@ func plainPathError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// sonobuoyQueries reads a Sonobuoy archive's meta/query-time.json: the
+// queries it made. Sonobuoy writes no file for a list that came back empty,
+// so a resource it queried without an error and wrote nothing of was read
+// and is empty; one whose query failed is marked failed with its error.
+func (t *tree) sonobuoyQueries(display string, open func() (io.ReadCloser, error)) error {
+	rc, err := open()
+	if err != nil {
+		return &InputError{File: display, Msg: plainPathError(err)}
+	}
+	defer rc.Close()
+	var queries []struct {
+		Obj   string `json:"queryobj"`
+		Error string `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(rc, 16<<20)).Decode(&queries); err != nil {
+		t.pending = append(t.pending, &InputError{File: display, Msg: "not a Sonobuoy query list: " + jsonErr(err)})
+		return nil
+	}
+	t.otherFiles++
+	t.sonobuoy = true
+	for _, q := range queries {
+		r, ok := snapshot.ForResource(strings.ToLower(q.Obj))
+		if !ok || t.d.secret(r.Kind) || r.Kind == "Event" {
+			continue
+		}
+		if q.Error != "" {
+			t.d.b.Fail(r, "the capture could not read it: "+q.Error, true)
+			continue
+		}
+		t.d.b.Present(r)
+	}
+	return nil
+}
+
+// sonobuoyVersion reads the server version a Sonobuoy archive keeps at its
+// root; anything else in a file of that name is left alone.
+func (t *tree) sonobuoyVersion(open func() (io.ReadCloser, error)) {
+	t.otherFiles++
+	rc, err := open()
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	var v struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if json.NewDecoder(io.LimitReader(rc, 1<<20)).Decode(&v) == nil && strings.HasPrefix(v.GitVersion, "v") && t.serverVersion == "" {
+		t.serverVersion = v.GitVersion
+	}
 }
