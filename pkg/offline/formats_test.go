@@ -394,3 +394,28 @@ func TestOldKubectlDumpRefused(t *testing.T) {
 		t.Errorf("old dump: %v", err)
 	}
 }
+
+// The layout of Sonobuoy before v0.13: bare arrays named after their kind
+// (resources/ns/NS/Pods.json, resources/cluster/Nodes.json), typed by the
+// name; non-object files beside them passed over; a queried kind without a
+// file (an empty list) read and empty, one whose query failed not.
+func TestSonobuoyLayout(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"hosts/node-1/configz.json": `{"kubeletconfig":{"maxPods":110}}`,
+		"meta/query-time.json":      `[{"queryobj":"pods","namespace":"shop","time":"3ms"},{"queryobj":"deployments","namespace":"shop","time":"2ms"},{"queryobj":"persistentvolumeclaims","namespace":"shop","time":"2ms","error":"forbidden"},{"queryobj":"Nodes","time":"1ms"}]`,
+		"resources/cluster/Nodes.json": `[{"metadata":{"name":"n1","creationTimestamp":"2017-12-13T17:00:00Z"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}]`,
+		"resources/ns/shop/Pods.json":  `[{"metadata":{"name":"web-1","namespace":"shop","creationTimestamp":"2017-12-13T17:05:00Z"},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}]`,
+		"serverversion.json":           `{"major":"1","minor":"8","gitVersion":"v1.8.4"}`,
+	})
+	res := mustLoad(t, root, offline.Options{})
+	s := res.Snapshot
+	if res.Format != offline.FormatSonobuoy || s.ServerVersion != "v1.8.4" || len(s.Pods()) != 1 || len(s.Nodes()) != 1 || res.Stats.Typed != 2 {
+		t.Fatalf("format %q, version %q, %d pods, %d nodes, %d typed", res.Format, s.ServerVersion, len(s.Pods()), len(s.Nodes()), res.Stats.Typed)
+	}
+	if s.Err(snapshot.Deployments) != nil || len(s.Deployments()) != 0 {
+		t.Errorf("deployments, queried and empty: %v", s.Err(snapshot.Deployments))
+	}
+	if s.Err(snapshot.PersistentVolumeClaims) == nil || s.Err(snapshot.StatefulSets) == nil {
+		t.Errorf("claims (query failed) and statefulsets (not queried) must not read as empty: %v, %v", s.Err(snapshot.PersistentVolumeClaims), s.Err(snapshot.StatefulSets))
+	}
+}

@@ -338,7 +338,7 @@ func resourceOfFile(parts []string) (snapshot.Resource, bool) {
 	n := len(parts)
 	base := parts[n-1]
 	base = strings.TrimSuffix(base, path.Ext(base))
-	if i := strings.LastIndex(base, "_"); i >= 0 && n >= 3 && parts[n-3] == "resources" || n >= 4 && parts[n-4] == "resources" {
+	if n >= 3 && parts[n-3] == "resources" && parts[n-2] == "cluster" || n >= 4 && parts[n-4] == "resources" && parts[n-3] == "ns" {
 		// Sonobuoy: resources/cluster/core_v1_nodes.json,
 		// resources/ns/NS/apps_v1_deployments.json; before v0.13
 		// resources/ns/NS/Pods.json.
