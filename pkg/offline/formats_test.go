@@ -401,8 +401,8 @@ func TestOldKubectlDumpRefused(t *testing.T) {
 // file (an empty list) read and empty, one whose query failed not.
 func TestSonobuoyLayout(t *testing.T) {
 	root := writeTree(t, map[string]string{
-		"hosts/node-1/configz.json": `{"kubeletconfig":{"maxPods":110}}`,
-		"meta/query-time.json":      `[{"queryobj":"pods","namespace":"shop","time":"3ms"},{"queryobj":"deployments","namespace":"shop","time":"2ms"},{"queryobj":"persistentvolumeclaims","namespace":"shop","time":"2ms","error":"forbidden"},{"queryobj":"Nodes","time":"1ms"}]`,
+		"hosts/node-1/configz.json":    `{"kubeletconfig":{"maxPods":110}}`,
+		"meta/query-time.json":         `[{"queryobj":"pods","namespace":"shop","time":"3ms"},{"queryobj":"deployments","namespace":"shop","time":"2ms"},{"queryobj":"persistentvolumeclaims","namespace":"shop","time":"2ms","error":"forbidden"},{"queryobj":"Nodes","time":"1ms"}]`,
 		"resources/cluster/Nodes.json": `[{"metadata":{"name":"n1","creationTimestamp":"2017-12-13T17:00:00Z"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}]`,
 		"resources/ns/shop/Pods.json":  `[{"metadata":{"name":"web-1","namespace":"shop","creationTimestamp":"2017-12-13T17:05:00Z"},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}]`,
 		"serverversion.json":           `{"major":"1","minor":"8","gitVersion":"v1.8.4"}`,
