@@ -38,6 +38,7 @@ type decoder struct {
 	// finished is the dump's end of capture, when it records one.
 	finished time.Time
 	// eps are the capture's core/v1 Endpoints (see endpoints.go).
+	//lint:ignore SA1019 captures from before EndpointSlices hold them
 	eps []*corev1.Endpoints
 }
 
