@@ -322,13 +322,22 @@ func podCause(pods []*corev1.Pod) (cause string, fix *doctor.Remediation) {
 				if t == nil || t.ExitCode == 0 {
 					continue
 				}
-				if prog, denied := kube.ExecFailure(t.Message); prog != "" {
-					ex := kube.ContainerProblem{Container: cs.Name, Image: cs.Image, Exec: prog, ExecDenied: denied, Init: li == 0}
+				prog, denied := kube.ExecFailure(t.Message)
+				format := false
+				if prog == "" {
+					prog, format = kube.WrongArch(t.Message)
+				}
+				if prog != "" {
+					ex := kube.ContainerProblem{Container: cs.Name, Image: cs.Image, Exec: prog, ExecDenied: denied, ExecFormat: format, Init: li == 0}
 					if c := containerSpecNamed(pod, cs.Name); c != "" {
 						ex.Image = c
 					}
+					fix := "fix the Job's command (or its image), then create the Job again"
+					if format {
+						fix = "use an image built for the node's architecture (or a nodeSelector on kubernetes.io/arch for the one it is built for), then create the Job again; the command shows what runs"
+					}
 					return fmt.Sprintf("; its pod %s: container %s never started: %s (%s)", pod.Name, cs.Name, execWords(ex), orUnknown(t.Reason)),
-						&doctor.Remediation{Text: "fix the Job's command (or its image), then create the Job again",
+						&doctor.Remediation{Text: fix,
 							Command: fmt.Sprintf(`kubectl get job %s -n %s -o jsonpath='{.spec.template.spec.%s[?(@.name=="%s")].command}'`, jobOf(pod), pod.Namespace, containerList(ex.Init), cs.Name)}
 				}
 				out := fmt.Sprintf("; its pod %s: container %s exited with code %d", pod.Name, cs.Name, t.ExitCode)

@@ -68,8 +68,13 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   limit and request from the spec, the restarts since the pod started and
   when the last kill was;
 - **image pull**: ` + "`ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`" + `, told apart
-  from the kubelet's message into *not found*, *access denied* and *registry
-  unreachable*;
+  from the kubelet's message into *not found*, *access denied*, *registry
+  unreachable* and *no build for the node's platform* (an amd64-only image
+  on an arm64 node: the node's platform is named, and the remediation keeps
+  the pods on the cluster's other architecture with a nodeSelector or
+  publishes a multi-architecture image); a program the kernel refuses with
+  ` + "`exec format error`" + ` (a crash loop or a start error) is the same mismatch
+  inside an image and is said and remediated the same way;
 - **configuration**: ` + "`CreateContainerConfigError`, `CreateContainerError`, `RunContainerError`" + `,
   naming the missing ConfigMap, Secret or key from the message (Secrets are
   never read), or the command the image does not have or cannot execute
@@ -261,7 +266,7 @@ func definite(g *kube.OwnerProblem) bool {
 		switch pr.Cause {
 		case kube.ImagePull:
 			switch pr.Pull {
-			case kube.PullNotFound, kube.PullInvalidName, kube.PullNever, kube.PullAccessDenied, kube.PullAmbiguous:
+			case kube.PullNotFound, kube.PullInvalidName, kube.PullNever, kube.PullAccessDenied, kube.PullAmbiguous, kube.PullPlatform:
 			default:
 				return false
 			}

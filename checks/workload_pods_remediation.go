@@ -52,7 +52,9 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	}
 	switch g.Cause {
 	case kube.CrashLoop:
-		if ex.Exec != "" {
+		if ex.ExecFormat {
+			rem = append(rem, archRemediation(p, g)...)
+		} else if ex.Exec != "" {
 			rem = append(rem, execRemediation(g, ex))
 		} else if ex.Last != nil {
 			switch code := ex.Last.ExitCode; {
@@ -112,6 +114,8 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 				rem = append(rem, doctor.Remediation{Text: "then recreate the pods so they pull with the credentials",
 					Command: fmt.Sprintf("kubectl rollout restart %s -n %s", owner, ns)})
 			}
+		case kube.PullPlatform:
+			rem = append(rem, archRemediation(p, g)...)
 		case kube.PullUnreachable:
 			rem = append(rem, doctor.Remediation{Text: "check the node can resolve and reach the registry " + registryOf(ex.Image) + " (DNS, proxy, firewall, certificates)",
 				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
@@ -129,7 +133,9 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
 		}
 	case kube.ConfigError:
-		if ex.Exec != "" {
+		if ex.ExecFormat {
+			rem = append(rem, archRemediation(p, g)...)
+		} else if ex.Exec != "" {
 			rem = append(rem, execRemediation(g, ex))
 		}
 		switch {

@@ -69,7 +69,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 			return verb, details + "; " + phrase
 		}
 		if ex.Exec != "" {
-			details += "; " + execWords(ex)
+			details += "; " + execWords(ex) + archWords(p, g)
 		}
 		return verb, details
 	case kube.NotStarted:
@@ -85,6 +85,9 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 	case kube.ImagePull:
 		pull, event := pullFromEvents(p, g, ex)
 		details = fmt.Sprintf("%s: image %s %s", cp, ex.Image, pullPhrase(pull))
+		if pull == kube.PullPlatform {
+			details += platformWords(p, g)
+		}
 		switch {
 		case event != "":
 			details += " (" + ex.Reason + "; the kubelet's newest pull error: " + quote(event) + ")"
@@ -99,7 +102,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		return "unable to pull the image", details
 	case kube.ConfigError:
 		if ex.Exec != "" {
-			return "unable to start", fmt.Sprintf("%s cannot start: %s (%s)", cp, execWords(ex), ex.Reason)
+			return "unable to start", fmt.Sprintf("%s cannot start: %s%s (%s)", cp, execWords(ex), archWords(p, g), ex.Reason)
 		}
 		if m := missingWords(ex); m != "" {
 			details = fmt.Sprintf("%s cannot be created: %s does not exist (%s)", cp, m, ex.Reason)
@@ -133,6 +136,8 @@ func pullPhrase(f kube.PullFailure) string {
 		return "is not a valid image reference"
 	case kube.PullNever:
 		return "is not on the node and imagePullPolicy is Never"
+	case kube.PullPlatform:
+		return "has no build for the node's platform"
 	}
 	return "cannot be pulled"
 }
@@ -155,6 +160,9 @@ func memoryPhrase(p kube.ContainerProblem) string {
 // execWords: "its command gunicorn is not in image shop/api:2 (nor on its
 // $PATH)", "its command /entrypoint.sh is not executable in image ...".
 func execWords(ex kube.ContainerProblem) string {
+	if ex.ExecFormat {
+		return fmt.Sprintf("%s in image %s is built for another architecture than its node's (exec format error)", ex.Exec, ex.Image)
+	}
 	if ex.ExecDenied {
 		return fmt.Sprintf("its command %s is not executable in image %s (permission denied)", ex.Exec, ex.Image)
 	}
@@ -208,4 +216,12 @@ func restartWindow(p *doctor.Pass, g *kube.OwnerProblem) string {
 		return fmt.Sprintf(" since the oldest of the pods started %s ago", duration.HumanDuration(p.Now.Sub(g.Since())))
 	}
 	return fmt.Sprintf(" since the pod started %s ago", duration.HumanDuration(p.Now.Sub(ex.Since)))
+}
+
+// archWords is the nodes' platform for an exec format error, "" otherwise.
+func archWords(p *doctor.Pass, g *kube.OwnerProblem) string {
+	if !g.Example().ExecFormat {
+		return ""
+	}
+	return platformWords(p, g)
 }

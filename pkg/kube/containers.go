@@ -62,6 +62,9 @@ const (
 	PullInvalidName
 	// PullNever: the image is not on the node and imagePullPolicy is Never.
 	PullNever
+	// PullPlatform: the image exists, but has no build for the node's
+	// OS and architecture (an amd64-only image on an arm64 node).
+	PullPlatform
 )
 
 // Termination is a container's last termination.
@@ -106,9 +109,11 @@ type ContainerProblem struct {
 	MissingKey  string
 	// Exec is the program the runtime could not run (ExecFailure), from
 	// a ConfigError's message or a crash loop's last termination; ExecDenied
-	// when it exists but is not executable.
+	// when it exists but is not executable; ExecFormat when it is built for
+	// another architecture than the node's ("exec format error").
 	Exec          string
 	ExecDenied    bool
+	ExecFormat    bool
 	MemoryLimit   *resource.Quantity // from the pod's spec, for OOMKill
 	MemoryRequest *resource.Quantity
 	// Event is the pod's newest Warning event that says why, for
@@ -206,6 +211,9 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 			p.Cause = CrashLoop
 			if p.Last != nil {
 				p.Exec, p.ExecDenied = ExecFailure(p.Last.Message)
+				if p.Exec == "" {
+					p.Exec, p.ExecFormat = WrongArch(p.Last.Message)
+				}
 			}
 			if p.Last != nil && p.Last.Reason == "OOMKilled" {
 				p.Cause = OOMKill
@@ -219,6 +227,9 @@ func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.T
 			p.Cause = ConfigError
 			p.MissingKind, p.MissingName, p.MissingKey = MissingConfig(w.Message)
 			p.Exec, p.ExecDenied = ExecFailure(w.Message)
+			if p.Exec == "" {
+				p.Exec, p.ExecFormat = WrongArch(w.Message)
+			}
 			return p, true
 		}
 		return p, false
@@ -291,7 +302,9 @@ func (p *ContainerProblem) dateLoop(pod *corev1.Pod) {
 		return
 	}
 	run := p.Last.StartedAt
-	if run.IsZero() {
+	if run.Unix() <= 0 {
+		// Never started (a StartError records the Unix epoch): the
+		// failure's own time.
 		run = p.Last.FinishedAt
 	}
 	if run.IsZero() || p.Since.Before(run) {
@@ -380,6 +393,10 @@ var (
 	// "does not exist or may require" in favour of credentials.
 	pullDecisivelyDenied = []string{"unauthorized", "authentication required", "insufficient_scope", "no basic auth credentials"}
 	pullRateLimited      = []string{"toomanyrequests", "too many requests", "rate limit"}
+	// pullPlatform: containerd's, Docker's and CRI-O's words for an image
+	// with no build for the node's platform.
+	pullPlatform = []string{"no match for platform in manifest", "no matching manifest for", "no image found in manifest list for architecture",
+		"does not match the specified platform", "no image found in image index for architecture"}
 	pullUnreachable      = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
 		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
 		"502 bad gateway", "dial tcp"}
@@ -400,6 +417,8 @@ func ClassifyPull(reason, message string) PullFailure {
 	}
 	m := strings.ToLower(message)
 	switch {
+	case containsAny(m, pullPlatform):
+		return PullPlatform
 	case containsAny(m, pullRateLimited):
 		return PullRateLimited
 	case strings.Contains(m, "repository does not exist or may require"):
@@ -477,6 +496,34 @@ func ExecFailure(message string) (program string, denied bool) {
 		}
 	}
 	return "", false
+}
+
+// execFormat: the kernel refused the program as not built for its
+// architecture: runc's "exec /app: exec format error", its older
+// "exec user process caused: exec format error", crun's "exec format
+// error" after the path.
+var execFormat = []*regexp.Regexp{
+	regexp.MustCompile(`exec user process caused:? "?exec format error`),
+	regexp.MustCompile(`exec:? "?([^\s":]+)"?: exec format error`),
+	regexp.MustCompile(`(\S+): exec format error`),
+}
+
+// WrongArch reads a runtime's message for a program built for another
+// architecture than the node's: the program ("" when the message does not
+// name it) and true.
+func WrongArch(message string) (program string, ok bool) {
+	if !strings.Contains(message, "exec format error") {
+		return "", false
+	}
+	for _, re := range execFormat {
+		if m := re.FindStringSubmatch(message); m != nil {
+			if len(m) > 1 {
+				return strings.Trim(m[1], `"`), true
+			}
+			return "the container's program", true
+		}
+	}
+	return "the container's program", true
 }
 
 func canonicalKind(s string) string {

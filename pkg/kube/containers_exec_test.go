@@ -22,3 +22,20 @@ func TestExecFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongArch reads the runtimes' words for a program built for another
+// architecture than the node's.
+func TestWrongArch(t *testing.T) {
+	for msg, want := range map[string]string{
+		`exec /usr/local/bin/app: exec format error`: "/usr/local/bin/app",
+		`standard_init_linux.go:228: exec user process caused: exec format error`: "the container's program",
+		`failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/app/server": exec format error: unknown`: "/app/server",
+	} {
+		if got, ok := WrongArch(msg); !ok || got != want {
+			t.Errorf("WrongArch(%q) = %q, %v; want %q", msg, got, ok, want)
+		}
+	}
+	if _, ok := WrongArch(`exec: "gunicorn": executable file not found in $PATH`); ok {
+		t.Error("a missing program is not an architecture")
+	}
+}

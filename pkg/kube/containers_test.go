@@ -23,6 +23,10 @@ func TestClassifyPull(t *testing.T) {
 		{"ErrImagePull", `Get "https://r.example.com/v2/": net/http: TLS handshake timeout`, PullUnreachable},
 		{"InvalidImageName", `Failed to apply default image tag "Nginx:Latest": couldn't parse image name`, PullInvalidName},
 		{"ImagePullBackOff", `Back-off pulling image "a:1"`, PullUnknown},
+		// No build for the node's platform: containerd, Docker, CRI-O.
+		{"ErrImagePull", `failed to pull and unpack image "r.example.com/a:1": no match for platform in manifest: not found`, PullPlatform},
+		{"ErrImagePull", `Error response from daemon: no matching manifest for linux/arm64/v8 in the manifest list entries`, PullPlatform},
+		{"ErrImagePull", `choosing image instance: no image found in manifest list for architecture arm64, variant "v8", OS linux`, PullPlatform},
 	} {
 		if got := ClassifyPull(tc.reason, tc.msg); got != tc.want {
 			t.Errorf("ClassifyPull(%s, %q) = %d, want %d", tc.reason, tc.msg, got, tc.want)
