@@ -397,7 +397,7 @@ var (
 	// with no build for the node's platform.
 	pullPlatform = []string{"no match for platform in manifest", "no matching manifest for", "no image found in manifest list for architecture",
 		"does not match the specified platform", "no image found in image index for architecture"}
-	pullUnreachable      = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
+	pullUnreachable = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
 		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
 		"502 bad gateway", "dial tcp"}
 )

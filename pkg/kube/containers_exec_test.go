@@ -27,7 +27,7 @@ func TestExecFailure(t *testing.T) {
 // architecture than the node's.
 func TestWrongArch(t *testing.T) {
 	for msg, want := range map[string]string{
-		`exec /usr/local/bin/app: exec format error`: "/usr/local/bin/app",
+		`exec /usr/local/bin/app: exec format error`:                              "/usr/local/bin/app",
 		`standard_init_linux.go:228: exec user process caused: exec format error`: "the container's program",
 		`failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/app/server": exec format error: unknown`: "/app/server",
 	} {
