@@ -159,5 +159,7 @@ var pullShort = map[kube.PullFailure]string{
 	kube.PullUnreachable:  "registry unreachable",
 	kube.PullInvalidName:  "invalid image name",
 	kube.PullNever:        "not present with imagePullPolicy Never",
+	kube.PullPlatform:     "no build for the node's platform",
+	kube.PullTLS:          "registry certificate not trusted",
 	kube.PullUnknown:      "failing",
 }

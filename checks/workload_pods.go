@@ -69,7 +69,8 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   when the last kill was;
 - **image pull**: ` + "`ErrImagePull`, `ImagePullBackOff`, `InvalidImageName`" + `, told apart
   from the kubelet's message into *not found*, *access denied*, *registry
-  unreachable* and *no build for the node's platform* (an amd64-only image
+  unreachable*, *registry certificate not trusted* (x509, or a plain-HTTP
+  registry: reachable, so not "unreachable") and *no build for the node's platform* (an amd64-only image
   on an arm64 node: the node's platform is named, and the remediation keeps
   the pods on the cluster's other architecture with a nodeSelector or
   publishes a multi-architecture image); a program the kernel refuses with
@@ -266,7 +267,7 @@ func definite(g *kube.OwnerProblem) bool {
 		switch pr.Cause {
 		case kube.ImagePull:
 			switch pr.Pull {
-			case kube.PullNotFound, kube.PullInvalidName, kube.PullNever, kube.PullAccessDenied, kube.PullAmbiguous, kube.PullPlatform:
+			case kube.PullNotFound, kube.PullInvalidName, kube.PullNever, kube.PullAccessDenied, kube.PullAmbiguous, kube.PullPlatform, kube.PullTLS:
 			default:
 				return false
 			}

@@ -116,6 +116,10 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 			}
 		case kube.PullPlatform:
 			rem = append(rem, archRemediation(p, g)...)
+		case kube.PullTLS:
+			reg := registryOf(ex.Image)
+			rem = append(rem, doctor.Remediation{Text: "make the nodes' container runtime trust the registry " + reg + ": its CA under containerd's /etc/containerd/certs.d/" + reg + "/ (or CRI-O's /etc/containers/certs.d/), or a certificate from a CA the nodes trust; a plain-HTTP registry must be configured as such",
+				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
 		case kube.PullUnreachable:
 			rem = append(rem, doctor.Remediation{Text: "check the node can resolve and reach the registry " + registryOf(ex.Image) + " (DNS, proxy, firewall, certificates)",
 				Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})

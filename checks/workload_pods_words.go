@@ -138,6 +138,8 @@ func pullPhrase(f kube.PullFailure) string {
 		return "is not on the node and imagePullPolicy is Never"
 	case kube.PullPlatform:
 		return "has no build for the node's platform"
+	case kube.PullTLS:
+		return "cannot be fetched: the node does not trust the registry's TLS certificate (or the registry speaks plain HTTP)"
 	}
 	return "cannot be pulled"
 }

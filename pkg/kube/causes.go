@@ -309,7 +309,7 @@ func classifyPullMessage(m string) (EventCause, bool) {
 		return EventCause{Class: EventImageAmbiguous}, true
 	case PullRateLimited:
 		return EventCause{Class: EventImageRateLimit}, true
-	case PullUnreachable:
+	case PullUnreachable, PullTLS:
 		return EventCause{Class: EventImageNetwork}, true
 	}
 	return EventCause{}, false

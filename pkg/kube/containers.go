@@ -65,6 +65,10 @@ const (
 	// PullPlatform: the image exists, but has no build for the node's
 	// OS and architecture (an amd64-only image on an arm64 node).
 	PullPlatform
+	// PullTLS: the registry answers, but the node does not trust its
+	// certificate (a private CA, an expired certificate) or it speaks
+	// plain HTTP where HTTPS is expected.
+	PullTLS
 )
 
 // Termination is a container's last termination.
@@ -393,12 +397,15 @@ var (
 	// "does not exist or may require" in favour of credentials.
 	pullDecisivelyDenied = []string{"unauthorized", "authentication required", "insufficient_scope", "no basic auth credentials"}
 	pullRateLimited      = []string{"toomanyrequests", "too many requests", "rate limit"}
+	// pullTLS: the node and the registry agree on no trusted TLS.
+	pullTLS = []string{"x509:", "certificate signed by unknown authority", "certificate has expired", "tls: failed to verify certificate",
+		"server gave http response to https client"}
 	// pullPlatform: containerd's, Docker's and CRI-O's words for an image
 	// with no build for the node's platform.
 	pullPlatform = []string{"no match for platform in manifest", "no matching manifest for", "no image found in manifest list for architecture",
 		"does not match the specified platform", "no image found in image index for architecture"}
 	pullUnreachable = []string{"no such host", "i/o timeout", "connection refused", "network is unreachable", "tls handshake timeout",
-		"context deadline exceeded", "x509:", "certificate", "connection reset", "server misbehaving", "503 service unavailable",
+		"context deadline exceeded", "connection reset", "server misbehaving", "503 service unavailable",
 		"502 bad gateway", "dial tcp"}
 )
 
@@ -433,6 +440,8 @@ func ClassifyPull(reason, message string) PullFailure {
 		return PullAccessDenied
 	case containsAny(m, pullNotFound):
 		return PullNotFound
+	case containsAny(m, pullTLS):
+		return PullTLS
 	case containsAny(m, pullUnreachable):
 		return PullUnreachable
 	}

@@ -21,6 +21,9 @@ func TestClassifyPull(t *testing.T) {
 		{"ImagePullBackOff", `Back-off pulling image "gcr.io/p/a:1": ErrImagePull: 403 Forbidden`, PullAccessDenied},
 		{"ErrImagePull", `dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`, PullUnreachable},
 		{"ErrImagePull", `Get "https://r.example.com/v2/": net/http: TLS handshake timeout`, PullUnreachable},
+		// The registry answers; its certificate is not trusted, or it is not TLS.
+		{"ErrImagePull", `failed to pull and unpack image "harbor.corp.local/app/web:2": failed to resolve reference "harbor.corp.local/app/web:2": failed to do request: Head "https://harbor.corp.local/v2/app/web/manifests/2": tls: failed to verify certificate: x509: certificate signed by unknown authority`, PullTLS},
+		{"ErrImagePull", `failed to do request: Head "https://10.0.0.5:5000/v2/web/manifests/1": http: server gave HTTP response to HTTPS client`, PullTLS},
 		{"InvalidImageName", `Failed to apply default image tag "Nginx:Latest": couldn't parse image name`, PullInvalidName},
 		{"ImagePullBackOff", `Back-off pulling image "a:1"`, PullUnknown},
 		// No build for the node's platform: containerd, Docker, CRI-O.
