@@ -186,7 +186,7 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 		return nil
 	case base == "query-time.json" && len(parts) > 1 && parts[len(parts)-2] == "meta":
 		return t.sonobuoyQueries(display, open)
-	case base == "serverversion.json" && len(parts) == 1:
+	case base == "serverversion.json" && len(parts) <= 2:
 		t.sonobuoyVersion(open)
 		return nil
 	case ext != ".json" && ext != ".yaml" && ext != ".yml":
