@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"sort"
 	"strings"
@@ -51,7 +52,10 @@ nodes before 1.17); nodes with none of them form the pool ` + "`<none>`" + `. A 
 that mixes values of a field is one warning naming the field, the values
 with their node counts and the odd nodes (those not on the most common
 value); a pool split evenly has no odd side: both are named and neither is
-drained (two pools without a label, or a node rollout half done). Kernels are compared among nodes of the same architecture, and
+drained (two pools without a label, or a node rollout half done). Virtual
+kubelets (Azure Container Instances and other virtual-kubelet providers:
+the ` + "`virtual-kubelet.io/provider`" + ` taint, ` + "`type=virtual-kubelet`" + `, a ` + "`-vk-`" + ` kubelet
+version) run their provider's software, not a machine's, and are left out. Kernels are compared among nodes of the same architecture, and
 mixed architectures are reported only for managed node groups (EKS, GKE,
 AKS), since Karpenter pools and unlabelled fleets often mix amd64 and arm64
 on purpose. Each kubelet version (vendor suffixes such as ` + "`-eks-…`, `+k3s1`" + ` or
@@ -103,7 +107,15 @@ func kubeletSkew(kubelet, server *version.Version) (skewClass, bool) {
 
 func runNodeDrift(p *doctor.Pass) error {
 	server, _ := version.ParseGeneric(p.Snapshot.ServerVersion)
-	for _, pool := range kube.Pools(p.Snapshot.Nodes()) {
+	// Virtual kubelets run the provider's software, not a machine's: no
+	// skew or drift of theirs is the operator's to drain and upgrade.
+	var nodes []corev1.Node
+	for _, n := range p.Snapshot.Nodes() {
+		if !kube.VirtualNode(&n) {
+			nodes = append(nodes, n)
+		}
+	}
+	for _, pool := range kube.Pools(nodes) {
 		skewed := map[string]bool{}
 		if server != nil {
 			skewed = reportSkew(p, pool, server)

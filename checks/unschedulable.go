@@ -95,6 +95,12 @@ every node the pod may use is tainted or cordoned, node-pod-capacity when
 every node it may use is only full of pods, pvc-pending when the pod waits
 for a claim that binds immediately and is not Bound.
 
+A virtual kubelet's allocatable (its provider's quota, such as 10k CPU) does
+not count as a node's size for a pod that does not tolerate its taint, and
+tolerating a provider taint is never offered as the soonest fix (it moves
+the workload off the cluster's machines). A pod that requests more than any
+node's allocatable is not offered an uncordon.
+
 Without PersistentVolumeClaims and StorageClasses (a ` + "`kubectl cluster-info dump`" + `
 holds neither) the check still runs: a pod without claims is judged as
 always, and a pod with claims is reported with what the snapshot shows and
@@ -299,7 +305,9 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 			Command: fmt.Sprintf("kubectl get pvc -n %s", pod.Namespace)})
 	}
 	rem = append(rem, volumeRemediation(f)...)
-	if len(cordoned) > 0 && !strings.Contains(g.causeKey, "no node matches") {
+	// An uncordon helps only a pod some node could hold: not one that
+	// requests more than any node's allocatable.
+	if len(cordoned) > 0 && !strings.Contains(g.causeKey, "no node matches") && len(f.NeverFits) == 0 {
 		sort.Strings(cordoned)
 		rem = append(rem, doctor.Remediation{Text: "uncordon the nodes whose maintenance is over",
 			Command: "kubectl uncordon " + strings.Join(cordoned, " ")})

@@ -154,10 +154,14 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 				free := *resource.NewQuantity(max(alloc.Value()-u.pods, 0), resource.DecimalSI)
 				nf.Short = append(nf.Short, Shortage{Resource: corev1.ResourcePods, Request: *resource.NewQuantity(1, resource.DecimalSI), Free: free, Allocatable: alloc})
 			}
+			// A virtual kubelet's allocatable is its provider's quota
+			// (10k CPU, 4Ti memory), not a machine's: it says nothing of
+			// whether the pod fits a node, unless the pod may go there.
+			virtual := VirtualNode(n) && len(nf.Taints) > 0
 			for _, r := range resNames {
 				req := f.Requests[r]
 				alloc := n.Status.Allocatable[r]
-				if l, ok := largest[r]; !ok || alloc.Cmp(l) > 0 {
+				if l, ok := largest[r]; !virtual && (!ok || alloc.Cmp(l) > 0) {
 					largest[r] = alloc.DeepCopy()
 				}
 				free := alloc.DeepCopy()

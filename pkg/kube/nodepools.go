@@ -71,6 +71,23 @@ func ProviderPool(n *corev1.Node) (label, value string, ok bool) {
 	return "", "", false
 }
 
+// VirtualNode: the node is a virtual kubelet (Azure Container Instances,
+// other virtual-kubelet providers) that hands pods to a service instead of
+// running them: its version, kernel and runtime are the provider's, not a
+// machine's to drain and upgrade. Known by the provider taint, the type
+// label virtual-kubelet sets, or a kubelet version the project stamps.
+func VirtualNode(n *corev1.Node) bool {
+	if n.Labels["type"] == "virtual-kubelet" || strings.Contains(n.Status.NodeInfo.KubeletVersion, "-vk-") {
+		return true
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == "virtual-kubelet.io/provider" {
+			return true
+		}
+	}
+	return false
+}
+
 // NoPool is the pool of nodes that carry no pool label (poolLabelOf).
 const NoPool = "<none>"
 

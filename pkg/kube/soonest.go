@@ -50,7 +50,9 @@ func (f *Fit) Soonest() *SoonestFix {
 		switch {
 		case n.Cordoned && len(n.Taints) == 0 && len(n.Short) == 0:
 			uncordon = append(uncordon, n.Node.Name)
-		case !n.Cordoned && len(n.Taints) == 1 && len(n.Short) == 0 && TaintClass(n.Taints[0].Key) != TaintProblem:
+		case !n.Cordoned && len(n.Taints) == 1 && len(n.Short) == 0 && TaintClass(n.Taints[0].Key) != TaintProblem && !VirtualNode(n.Node):
+			// (A virtual kubelet's provider taint is not tolerated to make
+			// room: that moves the workload off the cluster's machines.)
 			tolerate[n.Taints[0].ToString()] = append(tolerate[n.Taints[0].ToString()], n.Node.Name)
 		case !n.Cordoned && len(n.Taints) == 0 && len(n.Short) == 1:
 			shortOnly = append(shortOnly, n)
