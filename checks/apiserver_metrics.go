@@ -38,7 +38,9 @@ the API server (the one that answered) started.
   ` + "`apiserver_admission_webhook_rejection_count`" + ` with ` + "`error_type=calling_webhook_error`" + `
   (requests rejected because the call failed), and the mean of
   ` + "`apiserver_admission_webhook_admission_duration_seconds`" + ` above one second — one
-  finding per webhook configuration, linking to the admission-webhooks check.
+  finding per webhook configuration, linking to the admission-webhooks check;
+  when that check reports the same configuration (its backend is down now),
+  the counters are its history and fold into its finding: one finding.
 - Aggregated APIs: ` + "`aggregator_unavailable_apiservice_total`" + `, APIServices that became
   unavailable three times or more (flapping).
 - APF: ` + "`apiserver_flowcontrol_rejected_requests_total`" + ` per priority level, with the
@@ -134,7 +136,11 @@ func reportWebhookMetrics(p *doctor.Pass, mf map[string]*dto.MetricFamily) {
 			rem = append(rem, doctor.Remediation{Text: "read its configuration (failurePolicy, timeoutSeconds, selectors)",
 				Command: fmt.Sprintf("kubectl get %s %s -o yaml", strings.ToLower(obj.Kind), obj.Name)})
 		}
-		p.Report(doctor.Finding{Object: obj, Message: fmt.Sprintf("webhook %s, since the API server started: %s", name, strings.Join(problems, "; ")), Remediation: rem})
+		// When admission-webhooks reports the same configuration (its
+		// backend is down now), these counters are its history: one
+		// finding, theirs.
+		p.Report(doctor.Finding{Object: obj, Message: fmt.Sprintf("webhook %s, since the API server started: %s", name, strings.Join(problems, "; ")), Remediation: rem,
+			Via: []doctor.ObjectRef{obj}, ViaChecks: []string{"admission-webhooks"}})
 	}
 }
 

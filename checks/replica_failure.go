@@ -85,7 +85,11 @@ func runReplicaFailure(p *doctor.Pass) error {
 		}
 		msg := cond.Message
 		low := strings.ToLower(msg)
-		if strings.Contains(low, "serviceaccount") && strings.Contains(low, "not found") || strings.Contains(low, "admission webhook") {
+		// A webhook's refusal reads "admission webhook "x" denied the
+		// request", and a webhook that cannot be called "failed calling
+		// webhook "x"" (no endpoints, a malformed caBundle, a timeout).
+		if strings.Contains(low, "serviceaccount") && strings.Contains(low, "not found") || strings.Contains(low, "admission webhook") ||
+			strings.Contains(low, "failed calling webhook") {
 			continue // missing-references' and admission-webhooks'
 		}
 		ref, kn := kube.Ref("apps/v1", "ReplicaSet", rs), "replicaset/"+rs.Name
