@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,6 +12,13 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// The admission plugins' words for a pod that names a class that does not
+// exist (Priority, RuntimeClass).
+var (
+	missingPriorityClass = regexp.MustCompile(`no PriorityClass with name (\S+) was found`)
+	missingRuntimeClass  = regexp.MustCompile(`RuntimeClass "([^"]+)" not found`)
 )
 
 // ReplicaFailure reports ReplicaSets (named by their Deployment) whose pods
@@ -41,7 +49,8 @@ itself when it has none), with the API server's message and its class:
 level and what violates it), LimitRange (every bound the LimitRanger lists:
 ` + "`maximum`" + `/` + "`minimum`" + ` ... ` + "`per Container`" + ` or ` + "`per Pod`" + `, a limit or request not set that
 the LimitRange has no default for, a limit/request ratio), or the message as
-it is. LimitRanges themselves are not read (one more LIST for what
+it is; a ` + "`priorityClassName`" + ` or ` + "`runtimeClassName`" + ` that names no class is said so
+with the class's name and how to create it. LimitRanges themselves are not read (one more LIST for what
 ` + "`kubectl describe limitrange`" + ` shows): the API server's message names the
 bound, and a bound per Container gets the ` + "`kubectl set resources`" + ` command
 with its value. Refusals for a ServiceAccount that does not exist
@@ -122,6 +131,17 @@ func runReplicaFailure(p *doctor.Pass) error {
 				}
 			}
 			rem = append(fix, rem...)
+		case missingPriorityClass.MatchString(msg):
+			name := missingPriorityClass.FindStringSubmatch(msg)[1]
+			why = "its priorityClassName " + name + " names no PriorityClass"
+			rem = append([]doctor.Remediation{
+				{Text: "create the PriorityClass (with the value the workload should have) or fix priorityClassName: the classes that exist", Command: "kubectl get priorityclasses"},
+				{Text: "create it", Command: fmt.Sprintf("kubectl create priorityclass %s --value=<priority> --description=<why>", name)}}, rem...)
+		case missingRuntimeClass.MatchString(msg):
+			name := missingRuntimeClass.FindStringSubmatch(msg)[1]
+			why = "its runtimeClassName " + name + " names no RuntimeClass"
+			rem = append([]doctor.Remediation{
+				{Text: "install the runtime and its RuntimeClass on the nodes (gVisor, Kata, ...), or drop or fix runtimeClassName: the classes that exist", Command: "kubectl get runtimeclasses"}}, rem...)
 		}
 		sev := doctor.Critical
 		if rs.Status.ReadyReplicas > 0 {
