@@ -56,7 +56,10 @@ container ran (rejected by the kubelet, evicted) gives its own reason. Standalon
 reason. A failure older than a day is info.
 
 ## How to fix
-Read the failed pod's logs (` + "`kubectl logs job/NAME`" + ` picks one of its pods),
+Read the failed pod's logs (` + "`kubectl logs job/NAME`" + ` picks one of its pods; when
+none is left, as after ` + "`DeadlineExceeded`" + `, whose pods the Job controller deletes,
+the finding says so and points at the Job's events instead, and names the
+` + "`activeDeadlineSeconds`" + ` to raise),
 or, when the runtime never started the container's command (` + "`StartError`" + `: not
 in the image or not executable; there are no logs then), fix the command or
 the image. Fix the cause, then rerun: a Job's pod template cannot be changed, so delete
@@ -255,16 +258,30 @@ func runJobFailed(p *doctor.Pass) error {
 			msg = fmt.Sprintf("%d Jobs in namespace %s failed (%s): %s; the newest, %s, %s ago (%s)", len(fs), j.Namespace, newest.cond.Reason,
 				strings.Join(doctor.Examples(names), ", "), j.Name, since(p.Now, newest.cond.LastTransitionTime), conditionText(newest.cond))
 		}
-		cause, fix := podCause(podsByJob[j.Namespace+"/"+j.Name])
+		jobPods := podsByJob[j.Namespace+"/"+j.Name]
+		cause, fix := podCause(jobPods)
 		msg += cause
+		if d := j.Spec.ActiveDeadlineSeconds; newest.cond.Reason == batchv1.JobReasonDeadlineExceeded && d != nil {
+			msg += fmt.Sprintf("; its activeDeadlineSeconds is %ds", *d)
+		}
 		logs := doctor.Remediation{Text: "read the failed pods' logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", j.Namespace, j.Name)}
-		if fix != nil {
+		switch {
+		case fix != nil:
 			logs = *fix // nothing ran: there are no logs
+		case len(jobPods) == 0 && p.Snapshot.Err(snapshot.Pods) == nil:
+			// The Job controller deletes the pods it stops at the deadline
+			// (and a TTL or a cleanup may have taken the rest): no logs
+			// are left to read, only the Job's events.
+			msg += "; none of its pods is left"
+			logs = doctor.Remediation{Text: "its pods are gone, and their logs with them: read the Job's events", Command: fmt.Sprintf("kubectl describe job %s -n %s", j.Name, j.Namespace)}
 		}
 		rem := []doctor.Remediation{
 			logs,
 			{Text: "a Job's pod template cannot be changed: once the cause is fixed, delete the Job and create it again",
 				Command: fmt.Sprintf("kubectl get job %s -n %s -o yaml", j.Name, j.Namespace)},
+		}
+		if d := j.Spec.ActiveDeadlineSeconds; newest.cond.Reason == batchv1.JobReasonDeadlineExceeded && d != nil {
+			rem[1].Text = fmt.Sprintf("the work took longer than its deadline: delete the Job and create it again with a longer activeDeadlineSeconds (now %ds; e.g. %d), or make the work faster", *d, doubled(d))
 		}
 		// The object is the newest failed Job, the one the message and the
 		// commands are about.
