@@ -213,11 +213,16 @@ func runJobFailed(p *doctor.Pass) error {
 		msg := fmt.Sprintf("the latest run of cronjob/%s, job %s (scheduled %s ago), failed %s ago (%s)",
 			cj.Name, last.Name, since(p.Now, metav1.Time{Time: kube.RunTime(last)}), since(p.Now, cond.LastTransitionTime), conditionText(cond))
 		msg += "; " + runOutcomes(finished) + "; " + lastSuccess(p.Now, cj, finished)
-		cause, fix := podCause(podsByJob[last.Namespace+"/"+last.Name])
+		runPods := podsByJob[last.Namespace+"/"+last.Name]
+		cause, fix := podCause(runPods)
 		msg += cause
 		logs := doctor.Remediation{Text: "read the failed run's logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", last.Namespace, last.Name)}
-		if fix != nil {
+		switch {
+		case fix != nil:
 			logs = *fix // nothing ran: there are no logs
+		case len(runPods) == 0 && p.Snapshot.Err(snapshot.Pods) == nil:
+			msg += "; none of its pods is left"
+			logs = doctor.Remediation{Text: "the run's pods are gone, and their logs with them: read its events", Command: fmt.Sprintf("kubectl describe job %s -n %s", last.Name, last.Namespace)}
 		}
 		rem := []doctor.Remediation{
 			logs,
