@@ -146,6 +146,8 @@ func problemSummary(p kube.ContainerProblem) string {
 		return "is stuck initializing: init container " + p.Container + " never finishes"
 	case kube.NotReady:
 		return "is running but not ready"
+	case kube.ReadinessGate:
+		return "is not ready: readiness gate " + p.Container + " is not True"
 	}
 	return string(p.Cause)
 }

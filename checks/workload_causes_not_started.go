@@ -33,11 +33,14 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 	ns := pod.Namespace
 	states := containerStates(pod)
 	if ex.Event == nil {
-		details = "its containers stay in " + ex.Reason + " and no Warning event says why"
+		// The scan reads Warning events only: an image pull that hangs or
+		// crawls, or a volume still attaching, leaves Normal ones
+		// ("Pulling image" with no "Pulled" after it).
+		details = "its containers stay in " + ex.Reason + " and no Warning event says why: an image pull that hangs or crawls, or a volume still attaching, shows only in the pod's Normal events"
 		if p.Snapshot.Err(kube.WarningEventReads) != nil {
 			details = "its containers stay in " + ex.Reason + " (the Warning events that would say why could not be read)"
 		}
-		return details + states, nil, []doctor.Remediation{{Text: "see the pod's events and volumes", Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, pod.Name)}}
+		return details + states, nil, []doctor.Remediation{{Text: "see the pod's events (a \"Pulling image\" with no \"Pulled\" after it is a pull that hangs: check the node's access to the registry) and volumes", Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, pod.Name)}}
 	}
 	ec := kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message)
 	quoted := fmt.Sprintf("%s: %s", ex.Event.Reason, quote(ex.Event.Message))

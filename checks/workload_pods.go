@@ -83,6 +83,10 @@ included) is classified (pkg/kube ` + "`PodProblems`" + `):
   "no such file or directory", "permission denied"; also in a crash loop's
   last termination, whose exit code is then the runtime's, not the app's);
 - **not ready**: Running but not ready for more than 5 minutes;
+- **readiness gate**: every container ready, but a readiness gate
+  (` + "`spec.readinessGates`" + `) not True for more than 5 minutes: its condition
+  missing (the controller that sets it, such as the AWS Load Balancer
+  Controller's target health, has not acted) or False with its message;
 - **node not ready**: the pod's node has Ready False or Unknown (its
   kubelet stopped reporting): the containers' statuses are what that kubelet
   last wrote, so the node is named as the cause instead of them, with whether
@@ -333,7 +337,7 @@ func runWorkloadPods(p *doctor.Pass) error {
 			// (a pod recreated a minute ago after an image pull back-off).
 			settled = true
 		}
-		if g.Cause != kube.NotReady && p.Now.Sub(since) < problemMinAge && !settled {
+		if g.Cause != kube.NotReady && g.Cause != kube.ReadinessGate && p.Now.Sub(since) < problemMinAge && !settled {
 			continue
 		}
 		if d, ok := g.Owner.Object.(*appsv1.Deployment); ok {

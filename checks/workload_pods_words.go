@@ -116,6 +116,15 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		return "stuck initializing", cp + " has been running all that time without finishing; the main containers wait for it"
 	case kube.NotReady:
 		return "running but not ready", fmt.Sprintf("%s fails its readiness probe%s, so the pods receive no Service traffic", cp, readinessFailure(p, g, ex.Container))
+	case kube.ReadinessGate:
+		state := "has no condition yet: " + gateOwner(ex.Container) + " has not set it"
+		if ex.Reason != "" {
+			state = "is " + strings.TrimSpace(ex.Reason)
+			if ex.Message != "" {
+				state += ": " + quote(ex.Message)
+			}
+		}
+		return "running but not ready", fmt.Sprintf("every container is ready, but readiness gate %s %s, so the pods receive no Service traffic", ex.Container, state)
 	}
 	return string(g.Cause), ""
 }
@@ -226,4 +235,19 @@ func archWords(p *doctor.Pass, g *kube.OwnerProblem) string {
 		return ""
 	}
 	return platformWords(p, g)
+}
+
+// gateOwner names the controller that sets a readiness gate's condition,
+// from the gate's well-known prefixes, else its domain.
+func gateOwner(gate string) string {
+	switch {
+	case strings.HasPrefix(gate, "target-health.elbv2.k8s.aws/"), strings.HasPrefix(gate, "target-health.alb.ingress.k8s.aws/"):
+		return "the AWS Load Balancer Controller (target health of its target group)"
+	case strings.HasPrefix(gate, "cloud.google.com/load-balancer-neg-ready"):
+		return "GKE's NEG controller"
+	}
+	if domain, _, ok := strings.Cut(gate, "/"); ok {
+		return "the controller of " + domain
+	}
+	return "its controller"
 }

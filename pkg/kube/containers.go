@@ -41,6 +41,13 @@ const (
 	// dependency never comes. (An unavailable workload is reported after
 	// the same time anyway; this names the container.)
 	InitRunning Cause = "init-running"
+	// ReadinessGate: every container is ready, but a readiness gate of
+	// the pod (spec.readinessGates) has not been True for NotReadyAfter:
+	// the controller that sets it (a load balancer controller's target
+	// health) has not, so the pod gets no Service traffic. Container is
+	// the gate's condition type; Reason and Message its condition's, or
+	// empty when the condition does not exist.
+	ReadinessGate Cause = "readiness-gate"
 )
 
 // PullFailure tells image pull failures apart by what the waiting message says.
@@ -190,7 +197,46 @@ func PodProblems(pod *corev1.Pod, now time.Time) []ContainerProblem {
 			out = append(out, p)
 		}
 	}
+	if len(out) == 0 {
+		if p, ok := gateProblem(pod, now); ok {
+			out = append(out, p)
+		}
+	}
 	return out
+}
+
+// gateProblem is a running pod whose containers are all ready and whose
+// readiness gate has not been True for NotReadyAfter (see ReadinessGate).
+func gateProblem(pod *corev1.Pod, now time.Time) (ContainerProblem, bool) {
+	if len(pod.Spec.ReadinessGates) == 0 || pod.Status.Phase != corev1.PodRunning || Ready(pod) || len(pod.Status.ContainerStatuses) == 0 {
+		return ContainerProblem{}, false
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if !cs.Ready {
+			return ContainerProblem{}, false
+		}
+	}
+	since := NotReadySince(pod)
+	if since.IsZero() || now.Sub(since) < NotReadyAfter {
+		return ContainerProblem{}, false
+	}
+	for _, g := range pod.Spec.ReadinessGates {
+		p := ContainerProblem{Cause: ReadinessGate, Container: string(g.ConditionType), Since: since}
+		found := false
+		for _, c := range pod.Status.Conditions {
+			if c.Type == g.ConditionType {
+				found = true
+				if c.Status != corev1.ConditionTrue {
+					p.Reason, p.Message = string(c.Status)+" "+c.Reason, strings.TrimSpace(c.Message)
+					return p, true
+				}
+			}
+		}
+		if !found {
+			return p, true
+		}
+	}
+	return ContainerProblem{}, false
 }
 
 func classify(pod *corev1.Pod, cs *corev1.ContainerStatus, init bool, now time.Time) (ContainerProblem, bool) {
