@@ -190,7 +190,7 @@ and ` + "`kubectl rollout undo --to-revision`" + ` naming the previous revision.
 When its new pods have no problem because they do not exist (the API server
 refuses them: a ResourceQuota, a LimitRange, Pod Security), the refusal is
 the one finding and the passed deadline its evidence; a stuck rollout with
-no known cause folds into unschedulable's, pending-taints' or
+no known cause folds into unschedulable's, pending-taints', pvc-pending's or
 replica-failure's finding on the Deployment when they report one.
 
 When the workload backs an unavailable APIService or an admission webhook

@@ -4,10 +4,10 @@ import "github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 
 // stuckRolloutCauses report on a Deployment why its new pods do not exist
 // or do not run: pods the scheduler cannot place (unschedulable,
-// pending-taints) or pods the API server refuses to create
-// (replica-failure). A rollout stuck with no pod problem of its own is
-// their finding.
-var stuckRolloutCauses = []string{"unschedulable", "pending-taints", "replica-failure"}
+// pending-taints), claims that do not bind (pvc-pending) or pods the API
+// server refuses to create (replica-failure). A rollout stuck with no pod
+// problem of its own is their finding.
+var stuckRolloutCauses = []string{"unschedulable", "pending-taints", "pvc-pending", "replica-failure"}
 
 // unavailableCauses are the checks whose finding can be why a workload's
 // pods are missing or not ready (its claims, nodes, placement, admission,
