@@ -1,12 +1,15 @@
 package checks
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -43,7 +46,10 @@ top owner (Deployment, StatefulSet, ...) and the reason is named:
 ` + "`maxUnavailable`" + ` 0 (or 0%); ` + "`minAvailable`" + ` at or above the number of pods it
 expects (the workload's replicas); or fewer healthy pods than it requires
 (` + "`currentHealthy < desiredHealthy`" + `: unhealthy pods it protects). A PDB that
-selects no pod blocks nothing but protects nothing either: info. A PDB that
+selects no pod blocks nothing but protects nothing either: info — unless
+pods one label away exist (` + "`app=payments`" + ` for ` + "`app=payment`" + `) and no other budget
+covers them: a selector typo that leaves them unprotected, a warning with
+the patch that points the budget at them. A PDB that
 allows disruptions is never reported.
 
 ## How to fix
@@ -88,6 +94,22 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 		if len(pods) == 0 {
 			if kube.ScaledToZero(p.Snapshot, pdb.Namespace, sel) != nil {
 				continue // its workload is scaled to zero on purpose
+			}
+			// Pods one label away (app=payments for app=payment): a typo
+			// that leaves them unprotected, not a leftover.
+			if s := pdb.Spec.Selector; s != nil && len(s.MatchExpressions) == 0 {
+				if misses := kube.NearMisses(p.Snapshot, pdb.Namespace, s.MatchLabels); len(misses) > 0 && !budgeted(p.Snapshot, misses[0].Pods[0]) {
+					m := misses[0]
+					fixed := maps.Clone(s.MatchLabels)
+					fixed[m.Key] = m.Have
+					patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"selector": map[string]any{"matchLabels": fixed}}})
+					p.Report(doctor.Finding{Severity: doctor.Warning, Object: ref,
+						Message: fmt.Sprintf("pdb %s selects no pod (%s), but %s of %s %s: a selector typo? Those pods have no disruption budget: drains, upgrades and the autoscaler evict them all at once",
+							pdb.Name, selStr, doctor.Plural(len(m.Pods), "pod", "pods"), strings.Join(ownerNames(p.Snapshot, m.Pods), "; "), nearMissHave(m)),
+						Remediation: []doctor.Remediation{{Text: "point the budget at those pods (a PDB's selector can be changed in policy/v1)",
+							Command: fmt.Sprintf("kubectl patch pdb %s -n %s --type=merge -p '%s'", pdb.Name, pdb.Namespace, patch)}}})
+					continue
+				}
 			}
 			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref,
 				Message:     fmt.Sprintf("pdb %s selects no pod (%s): it protects nothing; a leftover of a removed or relabelled workload?", pdb.Name, selStr),
@@ -158,4 +180,25 @@ func minAvailable(v intstr.IntOrString, expected int) int {
 		return 0
 	}
 	return n
+}
+
+// nearMissHave is "have app=payments" or "lack label app".
+func nearMissHave(m kube.NearMiss) string {
+	if m.Have == "" {
+		return "lack label " + m.Key
+	}
+	return "have " + m.Key + "=" + m.Have
+}
+
+// budgeted: another PodDisruptionBudget of the pod's namespace selects it.
+func budgeted(s *snapshot.Snapshot, pod *corev1.Pod) bool {
+	for _, pdb := range s.PodDisruptionBudgets() {
+		if pdb.Namespace != pod.Namespace || pdb.Spec.Selector == nil {
+			continue
+		}
+		if sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err == nil && sel.Matches(labels.Set(pod.Labels)) {
+			return true
+		}
+	}
+	return false
 }
