@@ -166,11 +166,17 @@ func reportGoverningService(p *doctor.Pass, w *kube.Workload, sts *appsv1.Statef
 		return
 	}
 	effect := fmt.Sprintf("its pods get no stable DNS names (%s-0.%s), so members that find each other by name never do", sts.Name, name)
+	// The Service selects what the StatefulSet selects: its template's
+	// other labels (a chart's version, a mode) change with upgrades.
+	sel := sts.Spec.Template.Labels
+	if sts.Spec.Selector != nil && len(sts.Spec.Selector.MatchLabels) > 0 {
+		sel = sts.Spec.Selector.MatchLabels
+	}
 	p.Report(doctor.Finding{Severity: doctor.Warning, Object: w.Ref, Cause: "governing-service",
 		Message: fmt.Sprintf("statefulset/%s names serviceName %s, which does not exist in namespace %s: %s", sts.Name, name, sts.Namespace, effect),
 		Remediation: []doctor.Remediation{{Text: "create the headless Service that governs it",
 			Command: fmt.Sprintf("kubectl create service clusterip %s -n %s --clusterip=None && kubectl set selector service %s -n %s '%s'",
-				name, sts.Namespace, name, sts.Namespace, kube.SelectorString(sts.Spec.Template.Labels))}}})
+				name, sts.Namespace, name, sts.Namespace, kube.SelectorString(sel))}}})
 }
 
 // dormant says whether a workload creates no pods on purpose: scaled to
