@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -139,6 +140,7 @@ func registering(n *corev1.Node, now time.Time) bool {
 func runNodeTaints(p *doctor.Pass) error {
 	groups := map[string]*taintGroup{}
 	var cordoned []string
+	var cordonedSince time.Time // the oldest cordon's taint time, when known
 	nodes := p.Snapshot.Nodes()
 	now := p.Now
 	for i := range nodes {
@@ -149,6 +151,9 @@ func runNodeTaints(p *doctor.Pass) error {
 		for _, t := range n.Spec.Taints {
 			if t.Key == corev1.TaintNodeUnschedulable {
 				cordon = true
+				if t.TimeAdded != nil && (cordonedSince.IsZero() || t.TimeAdded.Before(&metav1.Time{Time: cordonedSince})) {
+					cordonedSince = t.TimeAdded.Time
+				}
 				continue
 			}
 			pt, ok := kube.ProblemTaint(t.Key)
@@ -255,10 +260,19 @@ func runNodeTaints(p *doctor.Pass) error {
 			who = doctor.Plural(len(cordoned), "node", "nodes") + " are"
 		}
 		names := strings.Join(doctor.Examples(cordoned), " ")
+		// How long: the node controller dates the cordon's taint
+		// (timeAdded); a cordon left for days is a forgotten one.
+		how := " cordoned (unschedulable)"
+		if !cordonedSince.IsZero() && now.After(cordonedSince) {
+			how = " cordoned (unschedulable) for " + duration.HumanDuration(now.Sub(cordonedSince))
+			if len(cordoned) > 1 {
+				how = " cordoned (unschedulable), the oldest for " + duration.HumanDuration(now.Sub(cordonedSince))
+			}
+		}
 		p.Report(doctor.Finding{
 			Severity: doctor.Info,
 			Object:   kube.NodeRef(cordoned[0]),
-			Message:  who + " cordoned (unschedulable): existing pods stay, no new pods are scheduled there",
+			Message:  who + how + ": existing pods stay, no new pods are scheduled there",
 			Count:    len(cordoned),
 			Examples: doctor.Examples(cordoned),
 			Members:  nodeMembers(cordoned),
