@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -128,6 +129,18 @@ func runHPAScaling(p *doctor.Pass) error {
 			if !listed || w != nil {
 				why = fmt.Sprintf("it cannot read the scale of its target %s%s (FailedGetScale: %s)", target, forDuration(p.Now, scale.LastTransitionTime), scale.Message)
 			}
+			// The target's kind is not served at all: the CRD of a custom
+			// workload (Argo Rollouts, OpenKruise) is not installed, or
+			// was removed with its operator.
+			msg := ""
+			if scale != nil {
+				msg = scale.Message
+			}
+			if m := unservedKind.FindStringSubmatch(msg); m != nil {
+				why += fmt.Sprintf("; the API server serves no kind %s in group %s: its CustomResourceDefinition (and the controller behind it) is not installed, or was removed", m[1], m[2])
+				rem = append(rem, doctor.Remediation{Text: "see what the API group serves; reinstall the controller that provides " + m[1] + ", or point the HPA at a workload that exists",
+					Command: "kubectl api-resources --api-group=" + m[2]})
+			}
 			problems = append(problems, why+": it scales nothing")
 			rem = append(rem, doctor.Remediation{Text: "find the workload it should target",
 				Command: fmt.Sprintf("kubectl get deployments,statefulsets -n %s", h.Namespace)},
@@ -213,3 +226,7 @@ func defaultRequest(r corev1.ResourceName) string {
 	}
 	return "100m"
 }
+
+// unservedKind reads the HPA controller's "no matches for kind "Rollout" in
+// group "argoproj.io"": the target's kind is not served.
+var unservedKind = regexp.MustCompile(`no matches for kind "([^"]+)" in group "([^"]+)"`)
