@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -420,6 +421,10 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		msg += fmt.Sprintf("; the rolling update to revision %s waits on it (%d of %d pods updated): the controller updates no other pod while this one is not Ready",
 			u.set.Status.UpdateRevision, u.set.Status.UpdatedReplicas, replicasOf(u.set.Spec.Replicas))
 	}
+	if u := stuckDaemonUpdate(p.Snapshot, g); u != nil {
+		msg += fmt.Sprintf("; the failing pods run its newest revision (%d): its rolling update is stuck at %d of %d nodes, the others still run the previous one",
+			u.revision, u.ds.Status.UpdatedNumberScheduled, u.ds.Status.DesiredNumberScheduled)
+	}
 	if dead := servicesWithoutEndpoints(p.Snapshot, g); len(dead) > 0 {
 		if len(dead) == 1 {
 			msg += "; service " + dead[0] + " has no ready endpoint"
@@ -536,6 +541,41 @@ func stuckSetUpdate(g *kube.OwnerProblem) *setUpdate {
 		return nil
 	}
 	return u
+}
+
+// daemonUpdate is a DaemonSet's rolling update whose new pods fail.
+type daemonUpdate struct {
+	ds       *appsv1.DaemonSet
+	revision int64
+}
+
+// stuckDaemonUpdate: the group's failing pods run the DaemonSet's newest
+// ControllerRevision (their controller-revision-hash label) while fewer
+// than all its nodes are updated: the update stops at them (maxUnavailable)
+// and rolling back is the quick fix. nil otherwise, for OnDelete, and
+// when ControllerRevisions were not read.
+func stuckDaemonUpdate(s *snapshot.Snapshot, g *kube.OwnerProblem) *daemonUpdate {
+	ds, ok := g.Owner.Object.(*appsv1.DaemonSet)
+	if !ok || ds.Spec.UpdateStrategy.Type == appsv1.OnDeleteDaemonSetStrategyType || s.Err(snapshot.ControllerRevisions) != nil ||
+		ds.Status.UpdatedNumberScheduled >= ds.Status.DesiredNumberScheduled {
+		return nil
+	}
+	var newest *appsv1.ControllerRevision
+	for _, cr := range s.ControllerRevisions() {
+		if c := metav1.GetControllerOfNoCopy(&cr); c != nil && c.UID == ds.UID && (newest == nil || cr.Revision > newest.Revision) {
+			newest = &cr
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	hash := strings.TrimPrefix(newest.Name, ds.Name+"-")
+	for _, pod := range g.Pods {
+		if pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] != hash {
+			return nil
+		}
+	}
+	return &daemonUpdate{ds: ds, revision: newest.Revision}
 }
 
 // ordinalOf is the ordinal of a StatefulSet's pod ("web-2" of web: 2).

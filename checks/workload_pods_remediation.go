@@ -44,6 +44,10 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	owner := g.Owner.KindName()
 	editable := g.Owner.Spec != nil && g.Owner.Ref.Kind != "Pod"
 	var rem []doctor.Remediation
+	if u := stuckDaemonUpdate(p.Snapshot, g); u != nil {
+		rem = append(rem, doctor.Remediation{Text: "roll the DaemonSet back to the revision its other nodes run, then fix the new one",
+			Command: fmt.Sprintf("kubectl rollout undo daemonset/%s -n %s", u.ds.Name, ns)})
+	}
 	if u := stuckSetUpdate(g); u != nil {
 		rem = append(rem, doctor.Remediation{Text: "roll the StatefulSet back to the revision that served",
 			Command: fmt.Sprintf("kubectl rollout undo statefulset/%s -n %s", u.set.Name, ns)},
