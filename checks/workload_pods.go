@@ -183,7 +183,9 @@ revision of a rolling update (` + "`currentRevision`" + ` differs from
 ` + "`updateRevision`" + `), the finding says the update waits on them and the
 remediation is the StatefulSet's forced rollback: ` + "`kubectl rollout undo`" + `
 and then deleting those pods, which the controller does not replace while
-they never became Ready.
+they never became Ready. A DaemonSet whose failing pods run its newest
+ControllerRevision while fewer than all its nodes are updated has a stuck
+rolling update: the finding says so and offers ` + "`kubectl rollout undo`" + `.
 
 A Deployment whose ` + "`Progressing`" + ` condition is False with ` + "`ProgressDeadlineExceeded`" + `
 is reported here (not by rollout-history), once, with its new pods' cause

@@ -33,6 +33,7 @@ func TestWorkloadPodsRemediation(t *testing.T) {
 		"ops/daemonset/log-agent":      "kubectl logs -n ops pod/log-agent-2 -c agent --previous",
 		"shop/deployment/search":       "kubectl describe pod -n shop search-1-0",
 		"data/statefulset/ledgerdb":    "kubectl delete pod -n data ledgerdb-2",
+		"ops/daemonset/logship":        "kubectl rollout undo daemonset/logship -n ops",
 		"shop/deployment/samples":      `kubectl get deployment/samples -n shop -o jsonpath='{.spec.template.spec.containers[?(@.name=="app")].command}'`,
 		"arch/deployment/scanner":      `kubectl patch deployment/scanner -n arch -p '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/arch":"amd64"}}}}}'`,
 		"arch/deployment/exporter-arm": "docker buildx imagetools inspect example.com/node-exporter:1.8-amd64",
@@ -49,6 +50,9 @@ func TestWorkloadPodsRemediation(t *testing.T) {
 	}
 	if f := byObject["arch/deployment/viewer"]; hasRemediation(f, `kubectl patch deployment/viewer -n arch -p '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/arch":"amd64"}}}}}'`) {
 		t.Errorf("viewer (tag not found): an architecture fix offered: %+v", f.Remediation)
+	}
+	if f := byObject["ops/daemonset/netmon"]; hasRemediation(f, "kubectl rollout undo daemonset/netmon -n ops") {
+		t.Errorf("netmon (failing on its only revision): a rollback offered: %+v", f.Remediation)
 	}
 	if f := byObject["data/statefulset/auditdb"]; hasRemediation(f, "kubectl delete pod -n data auditdb-2") {
 		t.Errorf("auditdb (OnDelete): a forced rollback offered: %+v", f.Remediation)
