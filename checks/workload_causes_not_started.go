@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -113,6 +114,18 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 		details += " (" + quoted + ")"
 		for _, c := range kube.ClaimNames(&pod.Spec) {
 			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: c})
+		}
+		// A volume's items[] asks for a key its ConfigMap or Secret does
+		// not have (a typo of the key's name): the volume's definition
+		// names the object and the items to fix.
+		if m := missingItemKey.FindStringSubmatch(ex.Event.Message); m != nil {
+			details += fmt.Sprintf(": the volume's items ask for key %s, which its %s does not have", m[2], strings.ToLower(m[1]))
+			target, path := "pod/"+pod.Name, ".spec"
+			if g.Owner.Spec != nil && g.Owner.Ref.Kind != "Pod" {
+				target, path = g.Owner.KindName(), strings.ReplaceAll(g.Owner.SpecPath, "/", ".")
+			}
+			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("fix the key in the volume's items (or add key %s to the %s): the volume names which one", m[2], strings.ToLower(m[1])),
+				Command: fmt.Sprintf(`kubectl get %s -n %s -o jsonpath='{%s.volumes[?(@.name=="%s")]}'`, target, ns, path, ec.Subject)})
 		}
 		rem = append(rem, describe)
 	case kube.EventSandbox:
@@ -254,3 +267,8 @@ func holderWords(now time.Time, holders []volumeHolder, down map[string]kube.Nod
 	}
 	return doctor.Examples(out)
 }
+
+// missingItemKey is the kubelet's "configmap references non-existent config
+// key: report.yaml" (and the Secret's "secret references non-existent secret
+// key: tls.crt") for a volume whose items[] names a key its object lacks.
+var missingItemKey = regexp.MustCompile(`(configmap|secret) references non-existent (?:config|secret) key: (\S+)`)

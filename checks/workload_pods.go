@@ -218,7 +218,8 @@ application is up a wider ` + "`failureThreshold`" + ` (a ` + "`kubectl patch`" 
 owner's template at the container's index; not for a probe a webhook
 injected into the pod); raise the memory
 limit of OOM-killed containers (` + "`kubectl set resources`" + `); fix the image
-reference or the pull secret; create the missing ConfigMap or Secret; roll
+reference or the pull secret; create the missing ConfigMap or Secret (or, for a volume whose items[] names a key
+its ConfigMap or Secret lacks, fix the key: the remediation prints the volume); roll
 back a stuck rollout with ` + "`kubectl rollout undo`" + `.
 
 ## References

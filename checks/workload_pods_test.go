@@ -34,6 +34,7 @@ func TestWorkloadPodsRemediation(t *testing.T) {
 		"shop/deployment/search":       "kubectl describe pod -n shop search-1-0",
 		"data/statefulset/ledgerdb":    "kubectl delete pod -n data ledgerdb-2",
 		"ops/daemonset/logship":        "kubectl rollout undo daemonset/logship -n ops",
+		"items/deployment/reporter":    `kubectl get deployment/reporter -n items -o jsonpath='{.spec.template.spec.volumes[?(@.name=="report-cfg")]}'`,
 		"shop/deployment/samples":      `kubectl get deployment/samples -n shop -o jsonpath='{.spec.template.spec.containers[?(@.name=="app")].command}'`,
 		"arch/deployment/scanner":      `kubectl patch deployment/scanner -n arch -p '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/arch":"amd64"}}}}}'`,
 		"arch/deployment/exporter-arm": "docker buildx imagetools inspect example.com/node-exporter:1.8-amd64",
