@@ -38,7 +38,7 @@ func TestTaintRows(t *testing.T) {
 		"worker-2 node.kubernetes.io/unreachable=:NoSchedule 09:00 problem",
 		"worker-3 node.kubernetes.io/disk-pressure=:NoSchedule 11:15 problem",
 		"worker-4 node.kubernetes.io/disk-pressure=:NoSchedule 11:40 problem",
-		"worker-5 node.kubernetes.io/unschedulable=:NoSchedule - cordon",
+		"worker-5 node.kubernetes.io/unschedulable=:NoSchedule 12:00 cordon",
 		"worker-6 node.cloudprovider.kubernetes.io/uninitialized=true:NoSchedule - problem",
 		"worker-7 =: - ",
 		"worker-8 node.kubernetes.io/memory-pressure=:NoSchedule - problem",

@@ -17,7 +17,8 @@ import (
 // Trim drops, from one decoded object, what no check reads: managedFields,
 // the last-applied-configuration annotation, and in pod specs (pods and
 // workload templates) container env, commands, probe headers and arguments, and the
-// sources of volumes other than hostPath and persistentVolumeClaim. Container
+// sources of volumes other than hostPath and persistentVolumeClaim (of a
+// configMap or secret volume only the object's name is kept). Container
 // ports are kept (name, number, protocol: a Service's targetPort is judged by
 // them) and shared between the pods of a template.
 // Container resources are kept: OOM kills and scheduling are judged by them. At 30,000 pods this is most of
@@ -113,7 +114,15 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 	}
 	for i := range s.Volumes {
 		v := &s.Volumes[i].VolumeSource
-		if v.HostPath == nil && v.PersistentVolumeClaim == nil {
+		switch {
+		case v.HostPath != nil, v.PersistentVolumeClaim != nil:
+		case v.ConfigMap != nil:
+			// Which ConfigMap a volume mounts names it in a mount failure;
+			// its items and modes are not kept.
+			*v = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: v.ConfigMap.LocalObjectReference, Optional: v.ConfigMap.Optional}}
+		case v.Secret != nil:
+			*v = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: v.Secret.SecretName, Optional: v.Secret.Optional}}
+		default:
 			*v = corev1.VolumeSource{}
 		}
 	}
