@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ var PVCPending = &doctor.Check{
 	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
 	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads, snapshot.PersistentVolumes),
 	Run:      runPVCPending,
-	Doc: `PersistentVolumeClaims stuck Pending or Lost, with the cause and the pods that wait on them
+	Doc: `PersistentVolumeClaims stuck Pending, Lost or deleting, with the cause and the pods that wait on or hold them
 
 ## Why it matters
 A pod whose claim is not bound never starts: the scheduler reports
@@ -65,6 +66,12 @@ it says they could not). It is dated by the newest ` + "`ClaimLost`" + ` or
 ` + "`ClaimMisbound`" + ` event about the claim and carries no duration without one:
 the claim's age is not how long it has been lost. No provisioner is
 involved.
+
+A claim deleted while pods still mount it lingers Terminating
+(` + "`kubernetes.io/pvc-protection`" + `): after 10 minutes it is reported with the pods
+that hold it and its volume's reclaim policy (with Delete, the data goes once
+the last pod stops), since the next pod that needs it is refused and never
+starts.
 
 ## How to fix
 Create the missing StorageClass or recreate the claim with an existing one
@@ -112,6 +119,7 @@ func runPVCPending(p *doctor.Pass) error {
 	}
 	failed := kube.NewestEvents(kube.WarningEventsOf(p.Snapshot).Reason("ProvisioningFailed"), "PersistentVolumeClaim")
 
+	reportDeletingClaims(p, consumers, own)
 	groups := map[string]*pvcGroup{}
 	pvcs := p.Snapshot.PersistentVolumeClaims()
 	for i := range pvcs {
@@ -334,4 +342,61 @@ func lostRemediation(g *pvcGroup, claim string, pods []string) []doctor.Remediat
 		recreate.Command = fmt.Sprintf("kubectl delete pvc %s -n %s --wait=false && kubectl delete pod %s -n %s", claim, g.ns, pods[0], g.ns)
 	}
 	return append(rem, recreate)
+}
+
+// claimDeletingAfter is how long a claim may be deleting while pods still
+// use it before it is news (a rollout that replaces them takes minutes).
+const claimDeletingAfter = 10 * time.Minute
+
+// reportDeletingClaims reports claims deleted while pods still mount them:
+// kubernetes.io/pvc-protection keeps each until no pod uses it, so it
+// lingers Terminating, and the next pod that needs it (a rollout, an
+// eviction, a restart elsewhere) is refused ("is being deleted") and never
+// starts. The volume's reclaim policy says whether the data goes with it.
+func reportDeletingClaims(p *doctor.Pass, consumers map[string][]*corev1.Pod, own *kube.Owners) {
+	pvcs := p.Snapshot.PersistentVolumeClaims()
+	for i := range pvcs {
+		pvc := &pvcs[i]
+		users := consumers[pvc.Namespace+"/"+pvc.Name]
+		if pvc.DeletionTimestamp == nil || len(users) == 0 || p.Now.Sub(pvc.DeletionTimestamp.Time) < claimDeletingAfter ||
+			!slices.Contains(pvc.Finalizers, "kubernetes.io/pvc-protection") {
+			continue
+		}
+		var who []string
+		for _, pod := range users {
+			name := "pod " + pod.Name
+			if w, ok := own.Top(pod); ok {
+				name += " (" + w.KindName() + ")"
+			}
+			who = append(who, name)
+		}
+		msg := fmt.Sprintf("claim %s has been deleting for %s: kubernetes.io/pvc-protection keeps it while %s still %s it; the next pod that needs it (a rollout, an eviction, a node drain) is refused and never starts",
+			pvc.Name, duration.HumanDuration(p.Now.Sub(pvc.DeletionTimestamp.Time)), strings.Join(doctor.Examples(who), ", "), map[bool]string{true: "mounts", false: "mount"}[len(users) == 1])
+		rem := []doctor.Remediation{{Text: "see which pods use it", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", pvc.Name, pvc.Namespace)}}
+		if pv := pvc.Spec.VolumeName; pv != "" {
+			var policy corev1.PersistentVolumeReclaimPolicy
+			if p.Snapshot.Err(snapshot.PersistentVolumes) == nil {
+				for _, v := range p.Snapshot.PersistentVolumes() {
+					if v.Name == pv {
+						policy = v.Spec.PersistentVolumeReclaimPolicy
+					}
+				}
+			}
+			switch policy {
+			case corev1.PersistentVolumeReclaimRetain:
+				msg += fmt.Sprintf(" (volume %s is Retain: its data stays after the claim goes)", pv)
+				rem = append(rem, doctor.Remediation{Text: "if the deletion was a mistake, recreate the claim bound to the retained volume once it is gone (clear the volume's claimRef)",
+					Command: fmt.Sprintf("kubectl get pv %s -o yaml", pv)})
+			default:
+				what := "reclaim policy " + string(policy)
+				if policy == "" {
+					what = "its reclaim policy unknown"
+				}
+				msg += fmt.Sprintf(" (volume %s, %s: with Delete, its data goes once the last pod stops)", pv, what)
+				rem = append(rem, doctor.Remediation{Text: "if the deletion was a mistake, keep the data before the last pod stops: set the volume to Retain, then recreate the claim bound to it",
+					Command: fmt.Sprintf(`kubectl patch pv %s -p '{"spec":{"persistentVolumeReclaimPolicy":"Retain"}}'`, pv)})
+			}
+		}
+		p.Report(doctor.Finding{Object: kube.Ref("v1", "PersistentVolumeClaim", pvc), Message: msg, Cause: "claim-deleting", Remediation: rem})
+	}
 }
