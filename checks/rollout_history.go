@@ -57,6 +57,11 @@ revision to roll back to.
 ` + "`kubectl doctor history`" + ` prints every revision with its change-cause, age and
 images, across all namespaces by default.
 
+A StatefulSet with ` + "`updateStrategy: OnDelete`" + ` whose update revision (dated by
+its ControllerRevision) has reached fewer than all its pods for more than a
+day is noted (info): its pods take the new template only when deleted, so an
+upgrade applied a week ago may run nowhere.
+
 ## How to fix
 Keep some history (` + "`revisionHistoryLimit`" + `, default 10), so a bad change can be
 undone with ` + "`kubectl rollout undo`" + `.
@@ -105,6 +110,7 @@ func runRolloutHistory(p *doctor.Pass) error {
 		}
 	}
 	reportPausedRollouts(p)
+	reportOnDeletePending(p)
 	namespaces := make([]string, 0, len(missing))
 	for ns := range missing {
 		namespaces = append(namespaces, ns)
