@@ -32,6 +32,10 @@ func TestHistories(t *testing.T) {
 		`shop/deployment/web 2 "" shop/web:1.2`,
 		`shop/deployment/web 3 "bump to 1.3 (TICKET-42)" shop/web:1.3`,
 		`shop/statefulset/db 1 "postgres 17" postgres:17`,
+		`stream/statefulset/kafka 1 "kafka 3.8.1" kafka:3.8.1`,
+		`stream/statefulset/kafka 2 "kafka 3.9.0" kafka:3.9.0`,
+		`stream/statefulset/zk 1 "zk 3.9.2" zookeeper:3.9.2`,
+		`stream/statefulset/zk 2 "zk 3.9.3" zookeeper:3.9.3`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("histories:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
