@@ -27,6 +27,6 @@ var schedWant = map[string][]wantFinding{
 	// nightly-export ran past its deadline (the real job controller failed
 	// it); the suspended warmup Job stays quiet.
 	"job-failed": {
-		{doctor.Warning, "es-batch/job/nightly-export", `^job nightly-export failed \d+(?:m\d+s|[sm]) ago \(DeadlineExceeded: Job was active longer than specified deadline\)$`, 1},
+		{doctor.Warning, "es-batch/job/nightly-export", `^job nightly-export failed \d+(?:m\d+s|[sm]) ago \(DeadlineExceeded: Job was active longer than specified deadline\); its activeDeadlineSeconds is 1s; none of its pods is left$`, 1},
 	},
 }
