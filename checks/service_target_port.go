@@ -3,6 +3,10 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
+	"maps"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -52,6 +56,13 @@ init containers) declare, by name and protocol:
   could still listen there; pods that declare no port are not judged).
 
 Services whose pods are not ready are service-endpoints' findings.
+
+When the ready pods belong to several workloads and some declare the
+numeric target port while the pods of another declare other ports, the
+selector spans workloads that do not serve the same thing (` + "`tier=cache`" + ` over
+redis and memcached): named with the share of connections that reach the
+wrong pods, and remediated by a selector narrowed with the label that tells
+them apart.
 
 ## How to fix
 Name the container port as the Service expects (` + "`ports[].name`" + ` in the pod
@@ -129,7 +140,7 @@ func runServiceTargetPort(p *doctor.Pass) error {
 		who := fmt.Sprintf("%s (%s)", doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(ownerNames(p.Snapshot, ready), "; "))
 		var broken []string
 		var fixes []doctor.Remediation
-		working, certain := 0, 0
+		working, certain, mixed := 0, 0, 0
 		fix := func(i int, sp corev1.ServicePort, proto corev1.Protocol) {
 			if c, ok := declared.candidate(sp.Name, proto); ok {
 				var v any = c.ContainerPort
@@ -174,7 +185,25 @@ func runServiceTargetPort(p *doctor.Pass) error {
 				if target == 0 {
 					target = sp.Port
 				}
-				if declared.none() || declared.hasNumber(target, proto) {
+				if declared.none() {
+					working++
+					continue
+				}
+				if declared.hasNumber(target, proto) {
+					// Some pods declare it; a selector spanning two
+					// workloads may send a share of the traffic to pods
+					// of one that serves another port.
+					if m := mixedWorkloads(p.Snapshot, ready, target, proto, svc.Spec.Selector); m != nil {
+						mixed++
+						broken = append(broken, fmt.Sprintf("port %d%s targets container port %d, which %s %s not declare (they declare %s) while %s %s: its selector %s spans %d workloads, so about %d in %d connections reach pods that do not serve it",
+							sp.Port, portLabel(sp.Name), target, m.badWhat, map[bool]string{true: "does", false: "do"}[m.bad == 1], m.badPorts, m.goodWhat,
+							map[bool]string{true: "does", false: "do"}[m.good == 1], kube.SelectorString(svc.Spec.Selector), m.owners, m.bad, m.bad+m.good))
+						if m.narrow != "" {
+							fixes = append(fixes, doctor.Remediation{Text: "narrow the selector to the workload that serves the port",
+								Command: fmt.Sprintf("kubectl set selector service %s -n %s '%s'", svc.Name, svc.Namespace, m.narrow)})
+						}
+						continue
+					}
 					working++
 					continue
 				}
@@ -191,9 +220,12 @@ func runServiceTargetPort(p *doctor.Pass) error {
 			sev = doctor.Critical
 		}
 		consequence := "the Service has no endpoint there and connections to it are refused"
-		if certain == 0 {
+		switch {
+		case mixed == len(broken):
+			consequence = "those pods refuse the connections unless a process listens there undeclared"
+		case certain == 0:
 			consequence = "connections reach a port the containers do not declare, and are refused unless a process listens there undeclared"
-		} else if certain < len(broken) {
+		case certain < len(broken):
 			consequence = "connections to those ports are refused"
 		}
 		sel := kube.SelectorString(svc.Spec.Selector)
@@ -300,4 +332,93 @@ func portLabel(name string) string {
 		return ""
 	}
 	return " (" + name + ")"
+}
+
+// mixedPorts is a Service whose ready pods belong to several workloads, some
+// of which do not declare its target port.
+type mixedPorts struct {
+	good, bad         int    // ready pods that declare the port, and that do not
+	goodWhat, badWhat string // "deployment/redis's 1 pod", "deployment/memcached's 2 pods"
+	badPorts          string // what the others declare: "11211/TCP"
+	owners            int
+	narrow            string // a selector that keeps only the good pods, "" when none is found
+}
+
+// mixedWorkloads: the ready pods span several top owners, and the pods of
+// at least one declare ports but not target: a selector too wide (tier=cache
+// over redis and memcached). nil otherwise, and for bare pods.
+func mixedWorkloads(s *snapshot.Snapshot, ready []*corev1.Pod, target int32, proto corev1.Protocol, selector map[string]string) *mixedPorts {
+	own := kube.OwnersOf(s)
+	byOwner := map[string][]*corev1.Pod{}
+	var names []string
+	for _, pod := range ready {
+		w, ok := own.Top(pod)
+		if !ok {
+			return nil
+		}
+		if byOwner[w.KindName()] == nil {
+			names = append(names, w.KindName())
+		}
+		byOwner[w.KindName()] = append(byOwner[w.KindName()], pod)
+	}
+	if len(byOwner) < 2 {
+		return nil
+	}
+	sort.Strings(names)
+	m := &mixedPorts{owners: len(byOwner)}
+	var goodPods, badPods []*corev1.Pod
+	var goodNames, badNames []string
+	var badDeclared podPorts
+	for _, n := range names {
+		pods := byOwner[n]
+		d := declaredPorts(pods)
+		switch {
+		case d.hasNumber(target, proto):
+			goodPods, goodNames = append(goodPods, pods...), append(goodNames, fmt.Sprintf("%s's %s", n, doctor.Plural(len(pods), "pod", "pods")))
+		case !d.none():
+			badPods, badNames = append(badPods, pods...), append(badNames, fmt.Sprintf("%s's %s", n, doctor.Plural(len(pods), "pod", "pods")))
+			badDeclared = append(badDeclared, d...)
+		default:
+			return nil // it declares nothing: it may listen undeclared
+		}
+	}
+	if len(badPods) == 0 || len(goodPods) == 0 {
+		return nil
+	}
+	m.good, m.bad = len(goodPods), len(badPods)
+	m.goodWhat, m.badWhat = strings.Join(goodNames, ", "), strings.Join(badNames, ", ")
+	var ports []string
+	for _, pt := range badDeclared {
+		if x := fmt.Sprintf("%d/%s", pt.ContainerPort, pt.Protocol); !slices.Contains(ports, x) {
+			ports = append(ports, x)
+		}
+	}
+	m.badPorts = strings.Join(ports, ", ")
+	// A label every good pod has with one value and no bad pod has with
+	// it: added to the selector, it keeps only the good pods.
+	var keys []string
+	for k := range goodPods[0].Labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := goodPods[0].Labels[k]
+		if k == appsv1.DefaultDeploymentUniqueLabelKey || k == appsv1.ControllerRevisionHashLabelKey {
+			continue // changes with every rollout
+		}
+		same := true
+		for _, pod := range goodPods {
+			same = same && pod.Labels[k] == v
+		}
+		for _, pod := range badPods {
+			same = same && pod.Labels[k] != v
+		}
+		if _, in := selector[k]; same && !in {
+			sel := maps.Clone(selector)
+			sel[k] = v
+			m.narrow = kube.SelectorString(sel)
+			break
+		}
+	}
+	return m
 }
