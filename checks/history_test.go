@@ -1,9 +1,14 @@
 package checks_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
@@ -40,4 +45,20 @@ func TestHistories(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("histories:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestOnDeleteNextPod: an OnDelete StatefulSet's pending template change
+// is rolled from the highest ordinal that does not run it yet (kafka-2 was
+// rolled by hand: kafka-1 is next).
+func TestOnDeleteNextPod(t *testing.T) {
+	r := doctor.Run(context.Background(), fixtureSnapshot(t, "rollout-history"), []*doctor.Check{checks.RolloutHistory}, fixture.Now())
+	for _, f := range r.Findings {
+		if f.Object.Name == "kafka" && f.Object.Kind == "StatefulSet" {
+			if !hasRemediation(f, "kubectl delete pod kafka-1 -n stream") {
+				t.Errorf("remediation %+v", f.Remediation)
+			}
+			return
+		}
+	}
+	t.Fatal("no finding on statefulset/kafka")
 }

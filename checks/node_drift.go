@@ -223,7 +223,7 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 			vals = append(vals, s)
 		}
 		if even {
-			title += " split evenly:"
+			title += " (split evenly)"
 		}
 		parts = append(parts, title+" "+strings.Join(vals, ", "))
 	}

@@ -21,7 +21,7 @@ var RolloutHistory = &doctor.Check{
 	// DaemonSet and StatefulSet histories are ControllerRevisions: judged
 	// only when those were read.
 	Optional: []snapshot.Resource{snapshot.DaemonSets,
-		snapshot.StatefulSets, snapshot.ControllerRevisions},
+		snapshot.StatefulSets, snapshot.ControllerRevisions, snapshot.Pods},
 	Run: runRolloutHistory,
 	Doc: `Rollouts that cannot be rolled back or have no change-cause
 

@@ -5,10 +5,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -71,14 +75,35 @@ func reportOnDeletePending(p *doctor.Pass) {
 		if !ok || p.Now.Sub(at) < onDeletePendingAfter {
 			continue
 		}
+		// The next pod to roll: the highest ordinal that does not run the
+		// update revision yet (as RollingUpdate would take them).
+		next := int(want) - 1
+		if p.Snapshot.Err(snapshot.Pods) == nil {
+			next = -1
+			for _, pod := range kube.PodsIn(p.Snapshot, s.Namespace) {
+				n, ok := ordinalOf(s.Name, pod.Name)
+				if ok && n < int(want) && n > next && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != st.UpdateRevision && controlledBy(pod, s.UID) {
+					next = n
+				}
+			}
+			if next < 0 {
+				continue // every pod runs it already: the status lags
+			}
+		}
 		p.Report(doctor.Finding{Severity: doctor.Info, Cause: "ondelete-pending",
 			Object: doctor.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name},
 			Message: fmt.Sprintf("statefulset/%s has a template change (revision %s) from %s ago that %d of %d pods run: with updateStrategy OnDelete a pod takes it only when it is deleted",
 				s.Name, st.UpdateRevision, duration.HumanDuration(p.Now.Sub(at)), st.UpdatedReplicas, want),
 			Remediation: []doctor.Remediation{
 				{Text: "roll it by hand: delete one pod at a time, highest ordinal first, waiting for each to be Ready",
-					Command: fmt.Sprintf("kubectl delete pod %s-%d -n %s", s.Name, want-1, s.Namespace)},
+					Command: fmt.Sprintf("kubectl delete pod %s-%d -n %s", s.Name, next, s.Namespace)},
 				{Text: "or let the controller roll it", Command: fmt.Sprintf(`kubectl patch statefulset %s -n %s -p '{"spec":{"updateStrategy":{"type":"RollingUpdate"}}}'`, s.Name, s.Namespace)},
 			}})
 	}
+}
+
+// controlledBy: the pod's controller is the object with that UID.
+func controlledBy(pod *corev1.Pod, uid types.UID) bool {
+	c := metav1.GetControllerOfNoCopy(pod)
+	return c != nil && c.UID == uid
 }

@@ -158,7 +158,13 @@ func probeRemediation(p *doctor.Pass, g *kube.OwnerProblem, container string) []
 			Text:    fmt.Sprintf("the %s probe gives up after %ds: raise its timeoutSeconds (and make the endpoint answer without waiting on the app's dependencies)", kind, timeout),
 			Command: patch("timeoutSeconds", max(5, 2*timeout))}}
 	case kind == "startup":
-		period, threshold := max(pr.PeriodSeconds, 10), max(pr.FailureThreshold, 3)
+		period, threshold := pr.PeriodSeconds, pr.FailureThreshold
+		if period <= 0 {
+			period = 10 // the API's defaults
+		}
+		if threshold <= 0 {
+			threshold = 3
+		}
 		return []doctor.Remediation{{
 			Text:    fmt.Sprintf("the startup probe allows %ds (%d failures every %ds) before the kubelet kills the container: give it the time the application needs to start", period*threshold, threshold, period),
 			Command: patch("failureThreshold", 3*threshold)}}

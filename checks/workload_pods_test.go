@@ -81,7 +81,7 @@ func TestProbeKillRemediation(t *testing.T) {
 	}
 	for obj, want := range map[string]string{
 		"docs/deployment/gateway": `kubectl patch deployment/gateway -n docs --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/0/livenessProbe/timeoutSeconds","value":5}]'`,
-		"docs/deployment/indexer": `kubectl patch deployment/indexer -n docs --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/1/startupProbe/failureThreshold","value":9}]'`,
+		"docs/deployment/indexer": `kubectl patch deployment/indexer -n docs --type=json -p '[{"op":"add","path":"/spec/template/spec/containers/1/startupProbe/failureThreshold","value":6}]'`,
 		"docs/deployment/meshgw":  "",
 		"infra/deployment/relay":  "",
 	} {
