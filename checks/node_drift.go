@@ -61,7 +61,9 @@ AKS), since Karpenter pools and unlabelled fleets often mix amd64 and arm64
 on purpose. Each kubelet version (vendor suffixes such as ` + "`-eks-…`, `+k3s1`" + ` or
 ` + "`-gke.…`" + ` stripped) is compared with the API server's: newer, or more than
 three minors older, is critical; exactly three minors older, at the limit,
-is a warning. Nodes without ` + "`nodeInfo`" + ` are ignored. ` + "`kubectl doctor nodes`" + `
+is a warning. A pool mix whose odd nodes are all reported for their
+kubelet's skew is left to that finding (replacing them ends both): one
+finding per node. Nodes without ` + "`nodeInfo`" + ` are ignored. ` + "`kubectl doctor nodes`" + `
 prints the same grouping as a table.
 
 ## How to fix
@@ -200,6 +202,12 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 	oddSet := map[string]bool{}
 	for _, d := range pool.Drift() {
 		if d.Field.Key == "kubelet" && anySkewed(d, skewed) {
+			continue
+		}
+		if oddAllSkewed(d, skewed) {
+			// The odd nodes are reported for their kubelet's skew already,
+			// and replacing them (that finding's fix) ends this mix too:
+			// one finding per node.
 			continue
 		}
 		title := driftTitles[d.Field.Key]
@@ -374,3 +382,19 @@ func replaceRemediation(pool *kube.Pool, names, minor string) []doctor.Remediati
 // driftTitles name each kube.DriftFields field in messages.
 var driftTitles = map[string]string{"kubelet": "kubelet", "kernel": "kernel", "osImage": "OS image",
 	"containerRuntime": "container runtime", "architecture": "architecture"}
+
+// oddAllSkewed: every node on a value other than the most common one is a
+// node reported for kubelet skew (an even split has no odd side).
+func oddAllSkewed(d kube.FieldDrift, skewed map[string]bool) bool {
+	if len(skewed) == 0 || len(d.Values) < 2 || len(d.Values[0].Nodes) == len(d.Values[1].Nodes) {
+		return false
+	}
+	for _, vc := range d.Values[1:] {
+		for _, n := range vc.Nodes {
+			if !skewed[n] {
+				return false
+			}
+		}
+	}
+	return true
+}
