@@ -46,6 +46,8 @@ it is critical. Other causes are warnings once the namespace has been
 terminating for more than five minutes; a namespace deleted moments ago is
 not reported.
 
+A scan of one namespace (` + "`-n`" + `) reports only that namespace.
+
 ## How to fix
 For a discovery failure, restore the APIService's backend or delete the stale
 APIService — and expect the namespace deletion to complete at once. For
@@ -106,6 +108,11 @@ func runNamespaceStuckTerminating(p *doctor.Pass) error {
 	for i := range nss {
 		ns := &nss[i]
 		if ns.Status.Phase != corev1.NamespaceTerminating || ns.DeletionTimestamp == nil {
+			continue
+		}
+		// A scan of one namespace (-n) reports that namespace, not the
+		// others a cluster-wide read of namespaces shows.
+		if scope := p.Snapshot.Namespace; scope != "" && ns.Name != scope {
 			continue
 		}
 		var causes []string
