@@ -38,6 +38,9 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 		// crawls, or a volume still attaching, leaves Normal ones
 		// ("Pulling image" with no "Pulled" after it).
 		details = "its containers stay in " + ex.Reason + " and no Warning event says why: an image pull that hangs or crawls, or a volume still attaching, shows only in the pod's Normal events"
+		if pod.Spec.NodeName != "" && ex.Image != "" {
+			details += fmt.Sprintf(" (image %s, node %s)", ex.Image, pod.Spec.NodeName)
+		}
 		if p.Snapshot.Err(kube.WarningEventReads) != nil {
 			details = "its containers stay in " + ex.Reason + " (the Warning events that would say why could not be read)"
 		}
