@@ -405,6 +405,9 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		be = "is"
 	}
 	forWhat := " for " + duration.HumanDuration(p.Now.Sub(since))
+	if since.IsZero() {
+		forWhat = "" // nothing dates it (an object without times)
+	}
 	if g.Example().Flapping {
 		// The restarts are counted since the pod started (causeDetails);
 		// how long the loop lasts only its back-off events say.
