@@ -22,8 +22,11 @@ var NetworkPolicies = &doctor.Check{
 	Name:     "network-policies",
 	Severity: doctor.Warning,
 	Origin:   "peer coverage map",
-	Reads:    []snapshot.Resource{snapshot.NetworkPolicies, snapshot.Pods, snapshot.Namespaces},
-	Optional: kube.WorkloadReads,
+	// Namespaces give namespaceSelectors their labels: without them (a user
+	// with a Role on one namespace) a selector on labels other than the
+	// name cannot be judged and is given the benefit of the doubt.
+	Reads:    []snapshot.Resource{snapshot.NetworkPolicies, snapshot.Pods},
+	Optional: append([]snapshot.Resource{snapshot.Namespaces}, kube.WorkloadReads...),
 	Run:      runNetworkPolicies,
 	Doc: `NetworkPolicies that cut pods off from DNS, or select no pod where one was meant
 
@@ -53,6 +56,12 @@ policy whose non-empty podSelector selects no live pod (unless a workload
 scaled to zero would match it), and an ingress or egress peer whose
 podSelector (same namespace) or namespaceSelector matches nothing, or whose
 podSelector matches no pod in the namespaces its namespaceSelector matches.
+
+Without namespaces (a user with a Role on one namespace may not list them)
+the check still runs: a namespaceSelector on the namespace's name
+(` + "`kubernetes.io/metadata.name`" + `, which every namespace carries) is judged as
+always, one on other labels is given the benefit of the doubt (no DNS
+verdict, no empty-peer verdict).
 
 ## How to fix
 Allow DNS to every pod the egress policies isolate, in the namespace:
@@ -151,7 +160,7 @@ func runNetworkPolicies(p *doctor.Pass) error {
 	var keys []string
 	for _, pod := range podOrder {
 		nps := egress[pod]
-		if allowsDNS(nps, pod.Namespace, targets, labelsOf) {
+		if allowsDNS(nps, pod.Namespace, targets, labelsOf, p.Snapshot.Err(snapshot.Namespaces) == nil) {
 			continue
 		}
 		var names []string
@@ -219,7 +228,7 @@ func isolatesEgress(np *networkingv1.NetworkPolicy) bool {
 
 // allowsDNS says whether any egress rule of the policies lets a pod of ns
 // send UDP 53 to a DNS pod.
-func allowsDNS(nps []*networkingv1.NetworkPolicy, ns string, targets []dnsTarget, labelsOf func(string) labels.Set) bool {
+func allowsDNS(nps []*networkingv1.NetworkPolicy, ns string, targets []dnsTarget, labelsOf func(string) labels.Set, namespacesKnown bool) bool {
 	for _, np := range nps {
 		for _, rule := range np.Spec.Egress {
 			if !allowsPort53(rule.Ports) {
@@ -231,6 +240,9 @@ func allowsDNS(nps []*networkingv1.NetworkPolicy, ns string, targets []dnsTarget
 			for _, peer := range rule.To {
 				if peer.IPBlock != nil {
 					return true // cannot be judged: give it the benefit of the doubt
+				}
+				if peer.NamespaceSelector != nil && !namespacesKnown && selectsBeyondName(peer.NamespaceSelector) {
+					return true // namespaces not read: their labels are unknown
 				}
 				for _, t := range targets {
 					if peerMatches(peer, ns, t) {
@@ -361,4 +373,20 @@ func reportEmptyPeers(p *doctor.Pass, np *networkingv1.NetworkPolicy, ref doctor
 		Remediation: []doctor.Remediation{
 			{Text: "compare the peers with the labels pods and namespaces carry", Command: "kubectl get pods,namespaces -A --show-labels"},
 			{Text: "fix the peer selectors", Command: fmt.Sprintf("kubectl edit networkpolicy %s -n %s", np.Name, np.Namespace)}}})
+}
+
+// selectsBeyondName: a namespace selector that needs a namespace's labels,
+// not only the kubernetes.io/metadata.name every namespace carries.
+func selectsBeyondName(sel *metav1.LabelSelector) bool {
+	for k := range sel.MatchLabels {
+		if k != corev1.LabelMetadataName {
+			return true
+		}
+	}
+	for _, e := range sel.MatchExpressions {
+		if e.Key != corev1.LabelMetadataName {
+			return true
+		}
+	}
+	return false
 }
