@@ -126,17 +126,7 @@ func TestRealK3sSupportBundle(t *testing.T) {
 		"info rollout-history /Namespace/default":                            "no kubernetes.io/change-cause",
 		"info rollout-history /Namespace/kube-system":                        "no kubernetes.io/change-cause",
 	}
-	for _, f := range r.Findings {
-		k := f.Severity.String() + " " + f.Check + " " + f.Object.Namespace + "/" + f.Object.Kind + "/" + f.Object.Name
-		words, ok := want[k]
-		if !ok || !strings.Contains(f.Message, words) {
-			t.Errorf("finding %s: %s", k, f.Message)
-		}
-		delete(want, k)
-	}
-	for k := range want {
-		t.Errorf("missing %s", k)
-	}
+	expectFindings(t, r, want)
 	for _, c := range r.Checks {
 		if c.Name == "pdb-blocks-drain" && !strings.Contains(c.Reason, "could not list poddisruptionbudgets.policy: the server could not find the requested resource") {
 			t.Errorf("pdb-blocks-drain: %s %q", c.Status, c.Reason)
@@ -170,6 +160,20 @@ func TestRealSonobuoyResults(t *testing.T) {
 		"info rollout-history /Namespace/local-path-storage":               "no kubernetes.io/change-cause",
 		"info rollout-history /Namespace/sonobuoy":                         "no kubernetes.io/change-cause",
 	}
+	expectFindings(t, r, want)
+	for _, c := range r.Checks {
+		if c.Name == "unschedulable" || c.Name == "service-endpoints" || c.Name == "pvc-pending" {
+			if c.Status != doctor.StatusPassed && c.Status != doctor.StatusFailed {
+				t.Errorf("%s: %s %s", c.Name, c.Status, c.Reason)
+			}
+		}
+	}
+}
+
+// expectFindings requires exactly the findings of want, keyed "severity
+// check namespace/Kind/name", each message containing its words.
+func expectFindings(t *testing.T, r *doctor.Report, want map[string]string) {
+	t.Helper()
 	for _, f := range r.Findings {
 		k := f.Severity.String() + " " + f.Check + " " + f.Object.Namespace + "/" + f.Object.Kind + "/" + f.Object.Name
 		words, ok := want[k]
@@ -180,12 +184,5 @@ func TestRealSonobuoyResults(t *testing.T) {
 	}
 	for k := range want {
 		t.Errorf("missing %s", k)
-	}
-	for _, c := range r.Checks {
-		if c.Name == "unschedulable" || c.Name == "service-endpoints" || c.Name == "pvc-pending" {
-			if c.Status != doctor.StatusPassed && c.Status != doctor.StatusFailed {
-				t.Errorf("%s: %s %s", c.Name, c.Status, c.Reason)
-			}
-		}
 	}
 }
