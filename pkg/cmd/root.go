@@ -40,8 +40,8 @@ may not list only skips the checks that need it.
 
 With --from it diagnoses a cluster it cannot reach, from a file or directory:
 a 'kubectl doctor dump', 'kubectl cluster-info dump' output, 'kubectl get
--o yaml|json' output or a troubleshoot.sh support bundle (.tar.gz or
-unpacked). No kubeconfig is read and no request is made; checks whose
+-o yaml|json' output, a troubleshoot.sh support bundle, an OpenShift
+must-gather or a Sonobuoy results archive (.tar.gz or unpacked). No kubeconfig is read and no request is made; checks whose
 resources the input lacks are skipped ("not in the dump"), and broken input
 exits 2 naming the file.
 
