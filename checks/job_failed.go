@@ -213,17 +213,9 @@ func runJobFailed(p *doctor.Pass) error {
 		msg := fmt.Sprintf("the latest run of cronjob/%s, job %s (scheduled %s ago), failed %s ago (%s)",
 			cj.Name, last.Name, since(p.Now, metav1.Time{Time: kube.RunTime(last)}), since(p.Now, cond.LastTransitionTime), conditionText(cond))
 		msg += "; " + runOutcomes(finished) + "; " + lastSuccess(p.Now, cj, finished)
-		runPods := podsByJob[last.Namespace+"/"+last.Name]
-		cause, fix := podCause(runPods)
-		msg += cause
-		logs := doctor.Remediation{Text: "read the failed run's logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", last.Namespace, last.Name)}
-		switch {
-		case fix != nil:
-			logs = *fix // nothing ran: there are no logs
-		case len(runPods) == 0 && p.Snapshot.Err(snapshot.Pods) == nil:
-			msg += "; none of its pods is left"
-			logs = doctor.Remediation{Text: "the run's pods are gone, and their logs with them: read its events", Command: fmt.Sprintf("kubectl describe job %s -n %s", last.Name, last.Namespace)}
-		}
+		cause, gone, logs := failedPodsEvidence(p, last, podsByJob[last.Namespace+"/"+last.Name],
+			"read the failed run's logs", "the run's pods are gone, and their logs with them: read its events")
+		msg += cause + gone
 		rem := []doctor.Remediation{
 			logs,
 			{Text: "once fixed, start a run by hand instead of waiting for the schedule",
@@ -263,23 +255,13 @@ func runJobFailed(p *doctor.Pass) error {
 			msg = fmt.Sprintf("%d Jobs in namespace %s failed (%s): %s; the newest, %s, %s ago (%s)", len(fs), j.Namespace, newest.cond.Reason,
 				strings.Join(doctor.Examples(names), ", "), j.Name, since(p.Now, newest.cond.LastTransitionTime), conditionText(newest.cond))
 		}
-		jobPods := podsByJob[j.Namespace+"/"+j.Name]
-		cause, fix := podCause(jobPods)
-		msg += cause
+		deadline := ""
 		if d := j.Spec.ActiveDeadlineSeconds; newest.cond.Reason == batchv1.JobReasonDeadlineExceeded && d != nil {
-			msg += fmt.Sprintf("; its activeDeadlineSeconds is %ds", *d)
+			deadline = fmt.Sprintf("; its activeDeadlineSeconds is %ds", *d)
 		}
-		logs := doctor.Remediation{Text: "read the failed pods' logs", Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", j.Namespace, j.Name)}
-		switch {
-		case fix != nil:
-			logs = *fix // nothing ran: there are no logs
-		case len(jobPods) == 0 && p.Snapshot.Err(snapshot.Pods) == nil:
-			// The Job controller deletes the pods it stops at the deadline
-			// (and a TTL or a cleanup may have taken the rest): no logs
-			// are left to read, only the Job's events.
-			msg += "; none of its pods is left"
-			logs = doctor.Remediation{Text: "its pods are gone, and their logs with them: read the Job's events", Command: fmt.Sprintf("kubectl describe job %s -n %s", j.Name, j.Namespace)}
-		}
+		cause, gone, logs := failedPodsEvidence(p, j, podsByJob[j.Namespace+"/"+j.Name],
+			"read the failed pods' logs", "its pods are gone, and their logs with them: read the Job's events")
+		msg += cause + deadline + gone
 		rem := []doctor.Remediation{
 			logs,
 			{Text: "a Job's pod template cannot be changed: once the cause is fixed, delete the Job and create it again",
@@ -423,4 +405,21 @@ func jobOf(pod *corev1.Pod) string {
 		return c.Name
 	}
 	return pod.Labels["job-name"]
+}
+
+// failedPodsEvidence is what a failed Job's pods say (podCause) and where
+// to read more: their logs; the fix when nothing ran; or, when none of its
+// pods is left (the Job controller deletes those it stops at a deadline; a
+// TTL or a cleanup takes the rest), the Job's events instead of logs that
+// no longer exist.
+// gone is "; none of its pods is left" in that last case.
+func failedPodsEvidence(p *doctor.Pass, j *batchv1.Job, pods []*corev1.Pod, logsText, goneText string) (cause, gone string, logs doctor.Remediation) {
+	cause, fix := podCause(pods)
+	switch {
+	case fix != nil:
+		return cause, "", *fix // nothing ran: there are no logs
+	case len(pods) == 0 && p.Snapshot.Err(snapshot.Pods) == nil:
+		return cause, "; none of its pods is left", doctor.Remediation{Text: goneText, Command: fmt.Sprintf("kubectl describe job %s -n %s", j.Name, j.Namespace)}
+	}
+	return cause, "", doctor.Remediation{Text: logsText, Command: fmt.Sprintf("kubectl logs -n %s job/%s --all-containers", j.Namespace, j.Name)}
 }
