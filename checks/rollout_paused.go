@@ -5,9 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -82,7 +80,7 @@ func reportOnDeletePending(p *doctor.Pass) {
 			next = -1
 			for _, pod := range kube.PodsIn(p.Snapshot, s.Namespace) {
 				n, ok := ordinalOf(s.Name, pod.Name)
-				if ok && n < int(want) && n > next && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != st.UpdateRevision && controlledBy(pod, s.UID) {
+				if ok && n < int(want) && n > next && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != st.UpdateRevision && metav1.IsControlledBy(pod, s) {
 					next = n
 				}
 			}
@@ -100,10 +98,4 @@ func reportOnDeletePending(p *doctor.Pass) {
 				{Text: "or let the controller roll it", Command: fmt.Sprintf(`kubectl patch statefulset %s -n %s -p '{"spec":{"updateStrategy":{"type":"RollingUpdate"}}}'`, s.Name, s.Namespace)},
 			}})
 	}
-}
-
-// controlledBy: the pod's controller is the object with that UID.
-func controlledBy(pod *corev1.Pod, uid types.UID) bool {
-	c := metav1.GetControllerOfNoCopy(pod)
-	return c != nil && c.UID == uid
 }
