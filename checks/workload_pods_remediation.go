@@ -183,8 +183,9 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 	case kube.ReadinessGate:
 		rem = append(rem, doctor.Remediation{Text: "see the pod's readiness gates and conditions",
 			Command: fmt.Sprintf("kubectl get pod %s -n %s -o jsonpath='{.spec.readinessGates}{\"\\n\"}{.status.conditions}'", g.Pods[0].Name, ns)})
-		rem = append(rem, doctor.Remediation{Text: "check that " + gateOwner(ex.Container) + " runs and can reach the pods: its logs say why it does not set the condition",
-			Command: "kubectl get pods -A -o wide | grep -i " + gateController(ex.Container)})
+		owner, pods := gateOwner(ex.Container)
+		rem = append(rem, doctor.Remediation{Text: "check that " + owner + " runs and can reach the pods: its logs say why it does not set the condition",
+			Command: "kubectl get pods -A -o wide | grep -i " + pods})
 	case kube.NotReady:
 		rem = append(rem, doctor.Remediation{Text: "see why the readiness probe fails (the events name it)",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})
@@ -228,17 +229,4 @@ func execRemediation(g *kube.OwnerProblem, ex kube.ContainerProblem) doctor.Reme
 	}
 	return doctor.Remediation{Text: text,
 		Command: fmt.Sprintf(`kubectl get %s -n %s -o jsonpath='{%s.%s[?(@.name=="%s")].command}'`, target, g.Owner.Ref.Namespace, path, list, ex.Container)}
-}
-
-// gateController is a word to find a gate's controller's pods by.
-func gateController(gate string) string {
-	switch {
-	case strings.Contains(gate, "elbv2.k8s.aws"), strings.Contains(gate, "alb.ingress.k8s.aws"):
-		return "aws-load-balancer-controller"
-	case strings.Contains(gate, "load-balancer-neg"):
-		return "neg"
-	}
-	domain, _, _ := strings.Cut(gate, "/")
-	first, _, _ := strings.Cut(domain, ".")
-	return first
 }

@@ -117,7 +117,8 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 	case kube.NotReady:
 		return "running but not ready", fmt.Sprintf("%s fails its readiness probe%s, so the pods receive no Service traffic", cp, readinessFailure(p, g, ex.Container))
 	case kube.ReadinessGate:
-		state := "has no condition yet: " + gateOwner(ex.Container) + " has not set it"
+		owner, _ := gateOwner(ex.Container)
+		state := "has no condition yet: " + owner + " has not set it"
 		if ex.Reason != "" {
 			state = "is " + strings.TrimSpace(ex.Reason)
 			if ex.Message != "" {
@@ -237,17 +238,26 @@ func archWords(p *doctor.Pass, g *kube.OwnerProblem) string {
 	return platformWords(p, g)
 }
 
+// gateControllers are the controllers known to set readiness gates, by
+// the gate's prefix: how to name them, and a word that finds their pods.
+var gateControllers = []struct{ prefix, name, pods string }{
+	{"target-health.elbv2.k8s.aws/", "the AWS Load Balancer Controller (target health of its target group)", "aws-load-balancer-controller"},
+	{"target-health.alb.ingress.k8s.aws/", "the AWS Load Balancer Controller (target health of its target group)", "aws-load-balancer-controller"},
+	{"cloud.google.com/load-balancer-neg-ready", "GKE's NEG controller", "neg"},
+}
+
 // gateOwner names the controller that sets a readiness gate's condition,
-// from the gate's well-known prefixes, else its domain.
-func gateOwner(gate string) string {
-	switch {
-	case strings.HasPrefix(gate, "target-health.elbv2.k8s.aws/"), strings.HasPrefix(gate, "target-health.alb.ingress.k8s.aws/"):
-		return "the AWS Load Balancer Controller (target health of its target group)"
-	case strings.HasPrefix(gate, "cloud.google.com/load-balancer-neg-ready"):
-		return "GKE's NEG controller"
+// and a word to find its pods by: a known one's, else the gate's domain.
+func gateOwner(gate string) (name, pods string) {
+	for _, c := range gateControllers {
+		if strings.HasPrefix(gate, c.prefix) {
+			return c.name, c.pods
+		}
 	}
-	if domain, _, ok := strings.Cut(gate, "/"); ok {
-		return "the controller of " + domain
+	domain, _, ok := strings.Cut(gate, "/")
+	if !ok {
+		return "its controller", gate
 	}
-	return "its controller"
+	first, _, _ := strings.Cut(domain, ".")
+	return "the controller of " + domain, first
 }
