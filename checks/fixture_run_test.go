@@ -49,3 +49,18 @@ func runWithout(t *testing.T, c *doctor.Check, drop ...snapshot.Resource) *docto
 	snap.ServerVersion = FixtureServerVersion
 	return doctor.Run(context.Background(), snap, []*doctor.Check{c}, fixture.Now())
 }
+
+// fixtureFinding runs one check on a fixture directory and returns its
+// finding on the object ("ns/kind/name", lower-case kind, as
+// ObjectRef.String prints it); the test fails when there is none.
+func fixtureFinding(t *testing.T, c *doctor.Check, dir, object string) doctor.Finding {
+	t.Helper()
+	r := doctor.Run(context.Background(), fixtureSnapshot(t, dir), []*doctor.Check{c}, fixture.Now())
+	for _, f := range r.Findings {
+		if f.Object.String() == object {
+			return f
+		}
+	}
+	t.Fatalf("%s: no finding on %s", c.Name, object)
+	return doctor.Finding{}
+}

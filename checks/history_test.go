@@ -1,14 +1,11 @@
 package checks_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
@@ -51,14 +48,8 @@ func TestHistories(t *testing.T) {
 // is rolled from the highest ordinal that does not run it yet (kafka-2 was
 // rolled by hand: kafka-1 is next).
 func TestOnDeleteNextPod(t *testing.T) {
-	r := doctor.Run(context.Background(), fixtureSnapshot(t, "rollout-history"), []*doctor.Check{checks.RolloutHistory}, fixture.Now())
-	for _, f := range r.Findings {
-		if f.Object.Name == "kafka" && f.Object.Kind == "StatefulSet" {
-			if !hasRemediation(f, "kubectl delete pod kafka-1 -n stream") {
-				t.Errorf("remediation %+v", f.Remediation)
-			}
-			return
-		}
+	f := fixtureFinding(t, checks.RolloutHistory, "rollout-history", "stream/statefulset/kafka")
+	if !hasRemediation(f, "kubectl delete pod kafka-1 -n stream") {
+		t.Errorf("remediation %+v", f.Remediation)
 	}
-	t.Fatal("no finding on statefulset/kafka")
 }
