@@ -89,7 +89,7 @@ func archRemediation(p *doctor.Pass, g *kube.OwnerProblem) []doctor.Remediation 
 	for _, pl := range groupPlatforms(p, g) {
 		failing[archOf(pl)] = true
 	}
-	other := "<the architecture the image is built for>"
+	other := "" // the one other architecture the nodes have, when there is one
 	if len(failing) > 0 {
 		var others []string
 		for _, n := range kube.NodesByName(p.Snapshot) {
@@ -102,7 +102,14 @@ func archRemediation(p *doctor.Pass, g *kube.OwnerProblem) []doctor.Remediation 
 		}
 	}
 	var rem []doctor.Remediation
-	if g.Owner.Spec != nil && g.Owner.Ref.Kind != "Pod" {
+	switch {
+	case g.Owner.Spec == nil || g.Owner.Ref.Kind == "Pod":
+	case other == "":
+		// Which architecture to pin to is not known (no node read, or
+		// several others): the nodes' architectures, to choose from.
+		rem = append(rem, doctor.Remediation{Text: "keep the pods on nodes of the architecture the image is built for (a nodeSelector on kubernetes.io/arch): the nodes' architectures",
+			Command: "kubectl get nodes -L kubernetes.io/arch"})
+	default:
 		if patch, ok := nodeSelectorPatch(g.Owner.SpecPath, other); ok {
 			rem = append(rem, doctor.Remediation{Text: "keep the pods on nodes of the architecture the image is built for",
 				Command: fmt.Sprintf("kubectl patch %s -n %s -p '%s'", g.Owner.KindName(), ns, patch)})

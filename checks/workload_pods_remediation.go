@@ -184,8 +184,13 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 		rem = append(rem, doctor.Remediation{Text: "see the pod's readiness gates and conditions",
 			Command: fmt.Sprintf("kubectl get pod %s -n %s -o jsonpath='{.spec.readinessGates}{\"\\n\"}{.status.conditions}'", g.Pods[0].Name, ns)})
 		owner, pods := gateOwner(ex.Container)
-		rem = append(rem, doctor.Remediation{Text: "check that " + owner + " runs and can reach the pods: its logs say why it does not set the condition",
-			Command: "kubectl get pods -A -o wide | grep -i " + pods})
+		why := "check that " + owner + " runs and can reach the pods: its logs say why it does not set the condition"
+		if ex.Reason != "" {
+			// It set the condition, to False: its reason and message say
+			// why, and its logs say more.
+			why = "the condition is set, to False: read what " + owner + " reports about these pods (its logs)"
+		}
+		rem = append(rem, doctor.Remediation{Text: why, Command: "kubectl get pods -A -o wide | grep -i " + pods})
 	case kube.NotReady:
 		rem = append(rem, doctor.Remediation{Text: "see why the readiness probe fails (the events name it)",
 			Command: fmt.Sprintf("kubectl describe pod -n %s %s", ns, g.Pods[0].Name)})

@@ -9,6 +9,7 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/fixture"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
 // TestWorkloadPodsRemediation: each cause's remediation carries the real
@@ -278,4 +279,26 @@ func TestNodeDownRemediation(t *testing.T) {
 	if f, ok := got["bank/deployment/cashier"]; !ok || taint(f) {
 		t.Errorf("kubelet reporting a CNI fault: %+v", f.Remediation)
 	}
+}
+
+// TestArchRemediationWithoutNodes: when the architecture to pin to is not
+// known (nodes not read), the remediation lists the nodes' architectures
+// instead of a patch with a placeholder that cannot be applied.
+func TestArchRemediationWithoutNodes(t *testing.T) {
+	r := runWithout(t, checks.WorkloadPods, snapshot.Nodes)
+	for _, f := range r.Findings {
+		if f.Object.String() != "arch/deployment/scanner" {
+			continue
+		}
+		if !hasRemediation(f, "kubectl get nodes -L kubernetes.io/arch") {
+			t.Errorf("remediation %+v", f.Remediation)
+		}
+		for _, rem := range f.Remediation {
+			if strings.Contains(rem.Command, "kubectl patch") {
+				t.Errorf("a patch without a known architecture: %s", rem.Command)
+			}
+		}
+		return
+	}
+	t.Fatal("no finding on arch/deployment/scanner")
 }
