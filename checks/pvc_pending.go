@@ -22,8 +22,11 @@ var PVCPending = &doctor.Check{
 	Name:     "pvc-pending",
 	Severity: doctor.Warning,
 	Origin:   "everyday",
-	Reads:    append([]snapshot.Resource{}, kube.SchedulingReads...),
-	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads, snapshot.PersistentVolumes),
+	// Claims and the pods that mount them are what it judges; classes and
+	// nodes only enrich the verdict, and a user limited to a namespace may
+	// read neither (both are cluster-scoped).
+	Reads:    []snapshot.Resource{snapshot.PersistentVolumeClaims, snapshot.Pods},
+	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads, snapshot.PersistentVolumes, snapshot.StorageClasses, snapshot.Nodes),
 	Run:      runPVCPending,
 	Doc: `PersistentVolumeClaims stuck Pending, Lost or deleting, with the cause and the pods that wait on or hold them
 
@@ -58,6 +61,14 @@ for less than five minutes with no verdict are left alone. The pods that
 wait are the non-terminal pods whose volumes name the claim; claims are
 grouped by those pods' top owner (a StatefulSet's claims together) and
 cause.
+
+StorageClasses and nodes are cluster-scoped, and a user limited to a
+namespace often may read neither: the check then still reports what the
+claims and events say by themselves (Lost claims, the provisioner's error,
+an external provisioner that never acted, a class of ` + "`\"\"`" + `, claims deleted
+while mounted), leaves out what needs the classes (a missing class, no
+default, binding on first use) instead of guessing it, and, without nodes,
+quotes the scheduler's message for a claim's unschedulable pod.
 
 A claim is Lost when the PersistentVolume it was bound to
 (` + "`spec.volumeName`" + `) is gone, or is bound to another claim: the finding names
@@ -120,6 +131,7 @@ func runPVCPending(p *doctor.Pass) error {
 	failed := kube.NewestEvents(kube.WarningEventsOf(p.Snapshot).Reason("ProvisioningFailed"), "PersistentVolumeClaim")
 
 	reportDeletingClaims(p, consumers, own)
+	classesRead := p.Snapshot.Err(snapshot.StorageClasses) == nil
 	groups := map[string]*pvcGroup{}
 	pvcs := p.Snapshot.PersistentVolumeClaims()
 	for i := range pvcs {
@@ -143,6 +155,11 @@ func runPVCPending(p *doctor.Pass) error {
 		}
 		old := p.Now.Sub(start) >= kube.UnschedulableGrace
 		sc, problem := st.ClassOf(pvc)
+		if !classesRead {
+			// Without the classes, a class that is not found is not a
+			// missing class, and whether it binds on first use is unknown.
+			sc, problem = nil, nil
+		}
 		waiting := consumers[key]
 		sev := doctor.Warning
 		var cause, podRef string
@@ -164,10 +181,18 @@ func runPVCPending(p *doctor.Pass) error {
 			cause = "provisioning fails: " + failed[key].Message
 		case !old:
 			continue
-		case sc == nil:
-			cause = `its storageClassName is "" (no dynamic provisioning), and no pre-created PersistentVolume matches it`
 		case externalProvisioner(pvc) != "":
-			cause = fmt.Sprintf("it waits for the external provisioner %s, which has not created a volume (is its controller running?)", sc.Provisioner)
+			// The PersistentVolume controller hands a claim over only once
+			// it is to be provisioned now (after its pod is scheduled, for
+			// a class that binds on first use).
+			cause = fmt.Sprintf("it waits for the external provisioner %s, which has not created a volume (is its controller running?)", externalProvisioner(pvc))
+		case pvc.Spec.StorageClassName != nil && *pvc.Spec.StorageClassName == "":
+			cause = `its storageClassName is "" (no dynamic provisioning), and no pre-created PersistentVolume matches it`
+		case !classesRead || sc == nil:
+			// Its class could not be read: whether it exists, is the
+			// default or binds on first use is unknown, and the pods that
+			// wait on the claim are reported with their own cause.
+			continue
 		default:
 			cause = fmt.Sprintf("no volume has been provisioned by %s and no event says why", sc.Provisioner)
 		}
@@ -217,12 +242,17 @@ func runPVCPending(p *doctor.Pass) error {
 func consumerCause(p *doctor.Pass, pods []*corev1.Pod) (string, string) {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
 	for _, pod := range pods {
-		start, _, ok := kube.UnschedulableSince(pod)
+		start, cond, ok := kube.UnschedulableSince(pod)
 		if !ok || p.Now.Sub(start) < kube.UnschedulableGrace {
 			continue
 		}
+		why := "the scheduler says: " + strings.TrimSpace(cond.Message)
+		if p.Snapshot.Err(snapshot.Nodes) == nil {
+			// Placement is computed only from the nodes themselves.
+			why = fitCause(kube.Explain(p.Snapshot, pod))
+		}
 		return fmt.Sprintf("its class binds on first use (WaitForFirstConsumer) and its pod %s cannot be scheduled: %s",
-			pod.Name, fitCause(kube.Explain(p.Snapshot, pod))), pod.Name
+			pod.Name, why), pod.Name
 	}
 	return "", ""
 }
