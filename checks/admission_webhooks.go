@@ -10,6 +10,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -26,7 +27,7 @@ var AdmissionWebhooks = &doctor.Check{
 	Reads:    slices.Clone(kube.WebhookReads),
 	// The backend's pods, to name why it has no ready endpoint, and the API
 	// server's metrics, to show the harm of failing open.
-	Optional: append([]snapshot.Resource{kube.WarningEventReads, snapshot.APIServerMetrics}, kube.PodProblemReads...),
+	Optional: append([]snapshot.Resource{kube.WarningEventReads, snapshot.APIServerMetrics, snapshot.Namespaces}, kube.PodProblemReads...),
 	Run:      runAdmissionWebhooks,
 	Doc: `Admission webhooks with no healthy backend, long timeouts or cluster-wide scope
 
@@ -64,6 +65,14 @@ kill, image pull, missing configuration, never ready), the finding names it
 after the backend's state, and workload-pods does not report that workload
 again.
 
+A scan of one namespace (` + "`-n shop`" + `) lists the Services of that namespace
+only: a webhook whose backend lives elsewhere is not judged by its Service
+(its absence from the scan says nothing), but the controllers' refusals in
+shop that name it (` + "`FailedCreate`" + ` events, "failed calling webhook") still
+tell that calling it fails. Webhooks whose ` + "`namespaceSelector`" + ` cannot match
+shop are left out, judged on the namespace's labels, or on its
+` + "`kubernetes.io/metadata.name`" + ` label when namespaces cannot be read.
+
 ## How to fix
 Restore the webhook's backend, or delete the configuration if its controller
 is gone. Keep ` + "`timeoutSeconds`" + ` short (1–5s) for fail-open webhooks, and exclude
@@ -82,6 +91,17 @@ func runAdmissionWebhooks(p *doctor.Pass) error {
 	harms := kube.WebhookHarms(p.Snapshot)
 	sort.SliceStable(hooks, func(i, j int) bool { return hooks[i].Config.Name < hooks[j].Config.Name })
 	for _, w := range hooks {
+		if scope := p.Snapshot.Namespace; scope != "" && !reachesNamespace(p.Snapshot, w.NamespaceSelector, scope) {
+			continue // a scan of one namespace (-n) that this webhook never sees
+		}
+		if s := w.Service; s != nil && w.Broken == nil && !p.Snapshot.Covers(s.Namespace) {
+			// Its backend was not listed (-n): the controllers' refusals
+			// in this namespace are what tells that calling it fails.
+			if e := failedCall(p.Snapshot, w.Name); e != nil {
+				_, detail, _ := kube.FailedWebhook(e.Message)
+				w.Broken = &kube.BackendFault{Kind: kube.FaultCallFails, Service: s.Namespace + "/" + s.Name, Err: detail}
+			}
+		}
 		var problems []string
 		var rem []doctor.Remediation
 		sev := doctor.Severity(0)
@@ -225,4 +245,51 @@ func excludeKubeSystemPatch(w kube.Webhook) string {
 	}
 	b, _ := json.Marshal([]any{op})
 	return string(b)
+}
+
+// reachesNamespace says whether a webhook's namespaceSelector may match
+// namespace ns: false only when it provably cannot, judged on the
+// namespace's labels when namespaces were read, else on the one label
+// every namespace carries (kubernetes.io/metadata.name), and true (the
+// benefit of the doubt) for a selector on labels that were not read.
+func reachesNamespace(s *snapshot.Snapshot, sel *metav1.LabelSelector, ns string) bool {
+	if sel == nil {
+		return true
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil || selector.Empty() {
+		return true
+	}
+	set := labels.Set{corev1.LabelMetadataName: ns}
+	known := false
+	if s.Err(snapshot.Namespaces) == nil {
+		for _, n := range s.Namespaces() {
+			if n.Name == ns {
+				set, known = labels.Set(n.Labels), true
+				if set[corev1.LabelMetadataName] == "" {
+					set = labels.Merge(set, labels.Set{corev1.LabelMetadataName: ns})
+				}
+			}
+		}
+	}
+	if !known {
+		reqs, _ := selector.Requirements()
+		for _, r := range reqs {
+			if r.Key() != corev1.LabelMetadataName {
+				return true
+			}
+		}
+	}
+	return selector.Matches(set)
+}
+
+// failedCall is the newest FailedCreate event whose refusal names the
+// webhook ("failed calling webhook "NAME""), nil when none does.
+func failedCall(s *snapshot.Snapshot, webhook string) *kube.Warning {
+	for _, e := range kube.WarningEventsOf(s).Reason("FailedCreate") { // newest first
+		if name, _, ok := kube.FailedWebhook(e.Message); ok && name == webhook {
+			return e
+		}
+	}
+	return nil
 }

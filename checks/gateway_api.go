@@ -58,7 +58,11 @@ cause, the furthest upstream first:
   NoMatchingListenerHostname...) or ` + "`ResolvedRefs: False`" + ` (RefNotPermitted...),
   and Service backends that do not exist or lack the port, computed from
   the snapshot's Services: critical when no parent accepts it or every
-  backend is broken, a warning otherwise.
+  backend is broken, a warning otherwise. A scan of one namespace (` + "`-n`" + `)
+  does not call a Gateway or Service of another namespace missing (it was
+  not listed; the route's status still holds its controller's verdict),
+  and reports a GatewayClass only when one of that namespace's Gateways
+  uses it.
 
 ## How to fix
 Install the controller the class names (or fix ` + "`controllerName`" + `); fix the
@@ -128,6 +132,9 @@ func runGatewayAPI(p *doctor.Pass) error {
 				users = append(users, key)
 				routesOf = append(routesOf, attached[key]...)
 			}
+		}
+		if len(users) == 0 && p.Snapshot.Namespace != "" {
+			continue // a scan of one namespace (-n) none of whose Gateways uses it
 		}
 		sev := doctor.Info
 		harm := "no Gateway uses it yet"
@@ -200,9 +207,12 @@ func runGatewayAPI(p *doctor.Pass) error {
 			if !ok {
 				continue
 			}
-			gatewayParents++
 			gw := gateways[key]
+			gatewayParents++
 			switch {
+			case gw == nil && !p.Snapshot.Covers(strings.SplitN(key, "/", 2)[0]):
+				// A Gateway of a namespace this scan did not list (-n):
+				// the route's status still holds its controller's verdict.
 			case gw == nil:
 				rejected++
 				problems = append(problems, fmt.Sprintf("its parent gateway %s does not exist", key))
@@ -249,6 +259,8 @@ func runGatewayAPI(p *doctor.Pass) error {
 			services++
 			svc := svcs.Get(ns, string(b.Name))
 			switch {
+			case svc == nil && !p.Snapshot.Covers(ns):
+				// A backend in a namespace this scan did not list (-n).
 			case svc == nil:
 				brokenBackends++
 				problems = append(problems, fmt.Sprintf("its backend service %s/%s does not exist", ns, b.Name))

@@ -107,6 +107,12 @@ always, and a pod with claims is reported with what the snapshot shows and
 a note that its claims could not be judged (no "soonest fix" then: a node
 one uncordon away may be one its volume cannot reach).
 
+A scan of one namespace (` + "`-n`" + `) lists that namespace's pods only, while the
+pods of every namespace use the nodes: the room it computes is an upper
+bound, so a node that seems to have room is never said to fit, no soonest
+fix is offered, and the finding says that its room counts one namespace's
+pods.
+
 ## How to fix
 Follow the soonest change when it is right for the workload: uncordon a node
 whose maintenance is over; add a toleration (with a nodeSelector) only if the
@@ -251,7 +257,11 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		if ported > 3 {
 			msg += fmt.Sprintf("; and on %s the host ports it asks for are held too", doctor.Plural(ported-3, "more node", "more nodes"))
 		}
-		if len(unexplained) > 0 {
+		switch {
+		case len(unexplained) > 0 && f.PodsOf != "":
+			msg += fmt.Sprintf("; on %s the scheduler's reason is one this scan cannot see: the requests of pods in other namespaces (not listed by a scan of namespace %s), or host ports, pod affinity, topology spread, dynamic resources",
+				strings.Join(doctor.Examples(unexplained), ", "), f.PodsOf)
+		case len(unexplained) > 0:
 			msg += fmt.Sprintf("; on %s the scheduler's reason is one the snapshot does not show (host ports, pod affinity, topology spread, dynamic resources)",
 				strings.Join(doctor.Examples(unexplained), ", "))
 		}
@@ -261,10 +271,15 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 	}
 	f := doctor.Finding{Object: ref, Message: msg, Count: len(g.pods), Examples: doctor.Examples(names),
 		Remediation: unschedRemediation(g)}
+	var partial []string
 	if u := g.fit.UnreadClaims; len(u) > 0 {
-		f.Partial = fmt.Sprintf("its claims (%s) could not be judged: PersistentVolumeClaims or StorageClasses were not read; a claim that does not bind also keeps it pending",
-			strings.Join(doctor.Examples(u), ", "))
+		partial = append(partial, fmt.Sprintf("its claims (%s) could not be judged: PersistentVolumeClaims or StorageClasses were not read; a claim that does not bind also keeps it pending",
+			strings.Join(doctor.Examples(u), ", ")))
 	}
+	if ns := g.fit.PodsOf; ns != "" {
+		partial = append(partial, fmt.Sprintf("room on nodes counts the pods of namespace %s only: a scan of one namespace does not list the pods of others, which use the same nodes", ns))
+	}
+	f.Partial = strings.Join(partial, "; ")
 	p.Report(f)
 }
 

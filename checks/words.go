@@ -177,6 +177,8 @@ func faultWords(f *kube.BackendFault) string {
 		return "its caBundle is not PEM"
 	case kube.FaultCABundleInvalid:
 		return "its caBundle does not parse: " + f.Err
+	case kube.FaultCallFails:
+		return fmt.Sprintf("calling it fails (%s; its backend, service %s, is in a namespace this scan did not read)", quote(f.Err), f.Service)
 	}
 	return "its backend fails"
 }

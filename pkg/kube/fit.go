@@ -78,6 +78,11 @@ type Fit struct {
 	// its selector allows): the definitive cause.
 	Volumes       []VolumeTopology
 	VolumeNowhere []VolumeNowhere
+	// PodsOf, when set, is the one namespace whose pods were listed (a
+	// scan narrowed by -n): the room it computes on nodes leaves out the
+	// pods of every other namespace, so a node's free room is an upper
+	// bound and "it fits there" is not known.
+	PodsOf string
 }
 
 // Explain computes, node by node, what keeps pod off it: the nodeSelector
@@ -119,7 +124,7 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	nodes := s.Nodes()
 	uses := nodeUses(s)
 	place := NewPlacement(&pod.Spec, false)
-	f := &Fit{Requests: PodRequests(pod), Volumes: VolumeTopologies(s, pod)}
+	f := &Fit{Requests: PodRequests(pod), Volumes: VolumeTopologies(s, pod), PodsOf: s.Namespace}
 	var resNames []corev1.ResourceName
 	for r, q := range f.Requests {
 		if !q.IsZero() {

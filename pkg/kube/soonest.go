@@ -34,9 +34,10 @@ const (
 // the node closest to fitting. Nodes the selector excludes are not
 // considered. Nil when no single change frees a node.
 func (f *Fit) Soonest() *SoonestFix {
-	if len(f.UnreadClaims) > 0 {
+	if len(f.UnreadClaims) > 0 || f.PodsOf != "" {
 		// The volumes' own restrictions are unknown: a node one uncordon
-		// away may still be one the volume cannot reach.
+		// away may still be one the volume cannot reach. Or the pods of
+		// other namespaces were not listed: room is not known anywhere.
 		return nil
 	}
 	var uncordon []string

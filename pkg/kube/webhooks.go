@@ -54,7 +54,8 @@ type BackendFault struct {
 	// calls (for FaultNoPort).
 	Service string
 	Port    int32
-	// Err is why the caBundle does not parse (FaultCABundleInvalid).
+	// Err is why the caBundle does not parse (FaultCABundleInvalid), or
+	// what the API server said of the newest failed call (FaultCallFails).
 	Err string
 }
 
@@ -68,6 +69,7 @@ const (
 	FaultNoCABundle                           // empty caBundle and nothing injects one
 	FaultCABundleNotPEM                       // the caBundle is not PEM
 	FaultCABundleInvalid                      // a certificate of the caBundle does not parse
+	FaultCallFails                            // calls fail (FailedCreate events), the backend was not read
 )
 
 // WebhookEntry is one webhook of a mutating or validating configuration,
@@ -111,12 +113,12 @@ func Webhooks(s *snapshot.Snapshot) []Webhook {
 	svcs := ServicesOf(s)
 	var out []Webhook
 	for _, e := range WebhookEntries(s) {
-		out = append(out, evaluate(svcs, e))
+		out = append(out, evaluate(s, svcs, e))
 	}
 	return out
 }
 
-func evaluate(svcs *Services, e WebhookEntry) Webhook {
+func evaluate(s *snapshot.Snapshot, svcs *Services, e WebhookEntry) Webhook {
 	policy, timeout, cc, rules, nsSel, objSel := e.FailurePolicy, e.TimeoutSeconds, e.ClientConfig, e.Rules, e.NamespaceSelector, e.ObjectSelector
 	w := Webhook{Config: e.Config, Index: e.Index, Name: e.Name, FailurePolicy: admissionregistrationv1.Fail, Timeout: 10, Service: cc.Service,
 		NamespaceSelector: nsSel, ObjectSelector: objSel}
@@ -136,7 +138,9 @@ func evaluate(svcs *Services, e WebhookEntry) Webhook {
 	switch {
 	case cc.URL != nil:
 		w.URL = *cc.URL
-	case cc.Service != nil:
+	case cc.Service != nil && s.Covers(cc.Service.Namespace):
+		// A backend in a namespace the scan did not list (-n) is not
+		// judged: its absence from the snapshot says nothing.
 		w.Broken = serviceProblem(svcs, cc.Service)
 	}
 	if w.Broken == nil && cc.Service != nil {

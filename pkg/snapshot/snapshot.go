@@ -89,6 +89,11 @@ func fromObjects(trim *Trimmer, objs []runtime.Object) (*Snapshot, error) {
 	return s, nil
 }
 
+// Covers says whether namespaced lists hold the objects of namespace ns:
+// a scan narrowed to another namespace (-n) did not list them, so an
+// object of ns that is absent from the snapshot is not known to be absent.
+func (s *Snapshot) Covers(ns string) bool { return s.Namespace == "" || s.Namespace == ns }
+
 // Err is the error that kept r from being listed, nil when it was listed.
 func (s *Snapshot) Err(r Resource) error {
 	if err, ok := s.errs[r]; ok {
