@@ -36,7 +36,10 @@ var WorkloadPods = &doctor.Check{
 	Reads: []snapshot.Resource{snapshot.Pods},
 	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
 		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes}, kube.WebhookConfigReads...)...),
-	Run: runWorkloadPods,
+	// Without pods, the Deployments' own status still tells a stuck
+	// rollout and lost availability.
+	Fallback: []snapshot.Resource{snapshot.Deployments},
+	Run:      runWorkloadPods,
 	Doc: `Workloads whose pods crash-loop, are OOM-killed, cannot pull their image, miss their configuration or never become ready
 
 ## Why it matters
@@ -205,6 +208,15 @@ cause. The fold keeps their severity (a webhook that fails open stays a
 warning however dead its backend is). When those checks do not run, this
 finding stands on its own.
 
+Without pods (a pasted ` + "`kubectl get deployment -o yaml`" + `, a capture or a user
+without them) the check still runs on the Deployments' own status: a rollout
+past its progress deadline, and availability lost after a completed rollout
+(` + "`Available=False`" + ` for five minutes while ` + "`Progressing`" + ` says the new ReplicaSet
+is available), critical when no replica is available. Such a finding says
+that pods were not read and offers the command that lists them; a rollout
+still within its deadline, a paused or scaled-to-zero Deployment and a
+manifest without status are not judged.
+
 ## How to fix
 Read the previous container's logs (` + "`kubectl logs --previous`" + `); a container
 that exits 0 and is restarted is a one-shot task run as a service (run it as
@@ -323,6 +335,9 @@ func replicasOf(r *int32) int32 {
 }
 
 func runWorkloadPods(p *doctor.Pass) error {
+	if !podsWereRead(p.Snapshot) {
+		return runWorkloadStatus(p)
+	}
 	chained := kube.ChainedOwners(p.Snapshot, p.Now)
 	histories := map[string]kube.WorkloadHistory{}
 	for _, h := range kube.Histories(p.Snapshot) {

@@ -84,7 +84,9 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 		msg += "; " + c.Message
 	}
 	sev := doctor.Warning
-	if d.Status.AvailableReplicas == 0 && replicasOf(d.Spec.Replicas) > 0 && g != nil {
+	if d.Status.AvailableReplicas == 0 && replicasOf(d.Spec.Replicas) > 0 && (g != nil || !podsWereRead(p.Snapshot)) {
+		// Without a cause of its own the finding folds into the cause's,
+		// which weighs it; without pods there is no cause to fold into.
 		sev = doctor.Critical
 	}
 	if prev := previousRevision(p, h, rev); prev > 0 {
@@ -95,6 +97,9 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 	var ev []string
 	if g == nil {
 		rem = append(rem, doctor.Remediation{Text: "see why the new pods do not become ready", Command: fmt.Sprintf("kubectl describe %s -n %s", ref, d.Namespace)})
+		if !podsWereRead(p.Snapshot) {
+			rem = append(rem, podsOfDeployment(d)...)
+		}
 		// No container problem: quote what the new ReplicaSet and its
 		// pods were told (quota, scheduling, volumes), not the symptom.
 		refs := []doctor.ObjectRef{kube.Ref("apps/v1", "Deployment", d)}
@@ -119,12 +124,14 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 		// checks report them on this Deployment. Fold into their finding;
 		// stand alone otherwise.
 		f.Via, f.ViaChecks = []doctor.ObjectRef{f.Object}, stuckRolloutCauses
+		if !podsWereRead(p.Snapshot) {
+			f.Partial = podsUnread
+		}
 	}
 	chain(&f, chained)
 	p.Report(f)
 }
 
-// previousRevision is the highest revision below the current one.
 // previousRevision is the revision to roll back to: the newest older one
 // whose ReplicaSet still has available pods (what serves now: after 1 good,
 // 2 crash-looping, 3 unpullable, that is 1, not 2), else the newest older

@@ -44,6 +44,14 @@ type Check struct {
 	// who may not list webhook configurations still gets every workload
 	// finding; the check only loses the link (snapshot.Err tells).
 	Optional []snapshot.Resource
+	// Fallback names Optional reads from which the check can still judge
+	// something when a read of Reads is missing: absent from the input or
+	// forbidden (never when it failed, which makes the scan incomplete).
+	// The check then runs if at least one of them was read, with partial
+	// coverage, and its Run tells the case by snapshot.Err: a capture of
+	// Deployments without their pods still has the Deployments' own
+	// conditions to report.
+	Fallback []snapshot.Resource
 	// Run reports findings through the pass. It must not call the API.
 	Run func(*Pass) error
 }
@@ -115,6 +123,11 @@ func Validate(checks []*Check) error {
 			return fmt.Errorf("check %q declares no reads", c.Name)
 		case c.Run == nil:
 			return fmt.Errorf("check %q has no Run function", c.Name)
+		}
+		for _, r := range c.Fallback {
+			if !slices.Contains(c.Optional, r) {
+				return fmt.Errorf("check %q: fallback read %s is not among its optional reads", c.Name, r)
+			}
 		}
 		seen[c.Name] = true
 	}

@@ -213,7 +213,7 @@ func blocked(snap *snapshot.Snapshot, c *Check) (CheckResult, bool) {
 	switch {
 	case len(fail) > 0:
 		return CheckResult{Name: c.Name, Status: StatusError, Reason: strings.Join(fail, "; ")}, true
-	case len(skip) > 0:
+	case len(skip) > 0 && !slices.ContainsFunc(c.Fallback, func(r snapshot.Resource) bool { return snap.Err(r) == nil }):
 		return CheckResult{Name: c.Name, Status: StatusSkipped, Reason: strings.Join(skip, "; ")}, true
 	}
 	return CheckResult{}, false

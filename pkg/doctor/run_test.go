@@ -328,3 +328,45 @@ func TestFoldFollowsChains(t *testing.T) {
 		t.Errorf("a loop folded: %+v", got)
 	}
 }
+
+// TestFallbackRunsOnWhatThereIs: a check whose required read is missing
+// (absent or forbidden) still runs, with partial coverage, when one of its
+// fallback reads was read; not when none was, nor when the required read
+// failed (the scan is then incomplete, whatever the fallback says).
+func TestFallbackRunsOnWhatThereIs(t *testing.T) {
+	ran := false
+	c := &doctor.Check{Name: "fallback", Doc: doc, Severity: doctor.Warning, Reads: []snapshot.Resource{snapshot.Pods},
+		Optional: []snapshot.Resource{snapshot.Deployments}, Fallback: []snapshot.Resource{snapshot.Deployments},
+		Run: func(*doctor.Pass) error { ran = true; return nil }}
+	if err := doctor.Validate([]*doctor.Check{c}); err != nil {
+		t.Fatal(err)
+	}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no"))
+	for _, tc := range []struct {
+		name   string
+		errs   map[snapshot.Resource]error
+		status string
+		ran    bool
+	}{
+		{"pods forbidden, deployments read", map[snapshot.Resource]error{snapshot.Pods: forbidden}, doctor.StatusPassed, true},
+		{"pods and deployments forbidden", map[snapshot.Resource]error{snapshot.Pods: forbidden, snapshot.Deployments: forbidden}, doctor.StatusSkipped, false},
+		{"pods failed", map[snapshot.Resource]error{snapshot.Pods: errors.New("connection reset")}, doctor.StatusError, false},
+	} {
+		ran = false
+		snap := emptySnapshot(t)
+		for r, err := range tc.errs {
+			snap = snapshot.WithError(snap, r, err)
+		}
+		r := doctor.Run(context.Background(), snap, []*doctor.Check{c}, time.Now())
+		if got := r.Checks[0]; got.Status != tc.status || ran != tc.ran {
+			t.Errorf("%s: status %s, ran %v; want %s, %v", tc.name, got.Status, ran, tc.status, tc.ran)
+		} else if tc.ran && got.Coverage != doctor.CoveragePartial {
+			t.Errorf("%s: coverage %s, want partial", tc.name, got.Coverage)
+		}
+	}
+	bad := *c
+	bad.Optional = nil
+	if err := doctor.Validate([]*doctor.Check{&bad}); err == nil {
+		t.Error("a fallback read that is not optional passed validation")
+	}
+}

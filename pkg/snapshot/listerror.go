@@ -89,6 +89,9 @@ func needs(verb string, r Resource, ns string) string {
 // what the user lacks or what the cluster does not serve; anything else
 // errs them.
 func classifyAPIError(r Resource, ns string, err error) error {
+	if le, ok := err.(*ListError); ok {
+		return le // already classified (an offline input's absent read)
+	}
 	verb := r.Verb()
 	le := &ListError{Resource: r, Err: err, Skip: true}
 	switch {
