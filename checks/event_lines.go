@@ -13,17 +13,24 @@ import (
 // How findings quote Warning events and cluster messages.
 
 // maxQuote caps a quoted event message: enough for a kubelet's or an
-// admission plugin's sentence, not a whole stack of wrapped errors.
-const maxQuote = 240
+// admission plugin's sentence and the wrapped error at its end.
+const maxQuote = 480
 
-// clipLine shortens s to n runes with an ellipsis, on one line.
+// clipLine shortens s to about n runes, on one line. A long message keeps
+// its beginning and its end, cut in the middle: wrapped errors put the
+// operation first and the cause last ("MountVolume.SetUp failed ...:
+// mount.nfs: Connection timed out"; the scheduler's "0/9 nodes are
+// available: ..., 3 node(s) didn't match pod topology spread
+// constraints").
 func clipLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	r := []rune(s)
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	head := n * 3 / 5
+	tail := n - head - 3
+	return strings.TrimSpace(string(r[:head])) + " … " + strings.TrimSpace(string(r[len(r)-tail:]))
 }
 
 // warningLine is the evidence line a finding quotes for a Warning event:

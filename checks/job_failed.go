@@ -359,7 +359,7 @@ func podCause(pods []*corev1.Pod) (cause string, fix *doctor.Remediation) {
 					out += ", reason " + t.Reason
 				}
 				if msg := strings.TrimSpace(t.Message); msg != "" {
-					out += ": " + clipLine(msg, 200)
+					out += ": " + clipLine(msg, maxQuote)
 				}
 				return out, nil
 			}
@@ -371,7 +371,7 @@ func podCause(pods []*corev1.Pod) (cause string, fix *doctor.Remediation) {
 		if pod.Status.Phase == corev1.PodFailed && pod.Status.Reason != "" {
 			out := fmt.Sprintf("; its pod %s failed before any container ran: %s", pod.Name, pod.Status.Reason)
 			if msg := strings.TrimSpace(pod.Status.Message); msg != "" {
-				out += ": " + clipLine(msg, 200)
+				out += ": " + clipLine(msg, maxQuote)
 			}
 			return out, nil
 		}

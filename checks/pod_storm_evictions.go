@@ -270,7 +270,7 @@ func reportEvictionGroup(p *doctor.Pass, g *evictionGroup) {
 	}
 	var ev []string
 	if g.newestMsg != "" {
-		ev = append(ev, fmt.Sprintf("Evicted %s (%s ago): %s", g.newestPod, duration.HumanDuration(p.Now.Sub(g.newestAt)), clipLine(g.newestMsg, 240)))
+		ev = append(ev, fmt.Sprintf("Evicted %s (%s ago): %s", g.newestPod, duration.HumanDuration(p.Now.Sub(g.newestAt)), clipLine(g.newestMsg, maxQuote)))
 	}
 	p.Report(doctor.Finding{Severity: sev, Object: ref, Message: b.String(), Count: count, Examples: doctor.Examples(g.names),
 		Evidence: ev, Cause: "evicted", Remediation: evictionRemedies(g, resource)})

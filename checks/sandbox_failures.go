@@ -230,11 +230,7 @@ func sandboxEventsFor(pod *corev1.Pod, events []*corev1.Event) *podSandboxEvents
 
 // sandboxMessage trims the kubelet's prefix and caps the runtime's error.
 func sandboxMessage(msg string) string {
-	msg = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(msg), "Failed to create pod sandbox:"))
-	if r := []rune(msg); len(r) > 300 {
-		msg = string(r[:300]) + "…"
-	}
-	return msg
+	return clipLine(strings.TrimPrefix(strings.TrimSpace(msg), "Failed to create pod sandbox:"), maxQuote)
 }
 
 func reportSandboxGroup(p *doctor.Pass, g *sandboxGroup, nodes map[string]*corev1.Node, holding, hostNetwork map[string]int) {

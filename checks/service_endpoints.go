@@ -313,7 +313,7 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 		warnings = append(warnings, events.AboutPod(pod))
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodReady && c.Status != corev1.ConditionTrue && (c.Reason != "" || c.Message != "") && len(conds) < doctor.MaxEvidence {
-				conds = append(conds, fmt.Sprintf("pod/%s Ready=%s (%s): %s", pod.Name, c.Status, c.Reason, clipLine(c.Message, 160)))
+				conds = append(conds, fmt.Sprintf("pod/%s Ready=%s (%s): %s", pod.Name, c.Status, c.Reason, clipLine(c.Message, maxQuote)))
 			}
 		}
 	}

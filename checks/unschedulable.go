@@ -236,7 +236,7 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		// The scheduler has the last word: never say a node can take a
 		// pod it just refused.
 		fits, parts := fitBreakdown(f)
-		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, strings.TrimSuffix(clipLine(g.verdict, 300), "."))
+		msg = fmt.Sprintf("%s pending for %s: the scheduler says: %s", who, age, strings.TrimSuffix(clipLine(g.verdict, 2*maxQuote), "."))
 		if len(parts) > 0 {
 			msg += "; by the snapshot: " + strings.Join(parts, ", ")
 		}

@@ -138,11 +138,7 @@ var nodeProblemWords = map[string]nodeProblemWording{
 // quote shortens a cluster-provided message to one line of at most 200
 // characters, quoted.
 func quote(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:197]) + "..."
-	}
-	return fmt.Sprintf("%q", s)
+	return fmt.Sprintf("%q", clipLine(s, maxQuote))
 }
 
 // examplesEllipsis is the first doctor.MaxExamples names, sorted, joined

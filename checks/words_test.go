@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -155,8 +156,11 @@ func TestClipLine(t *testing.T) {
 	if got := clipLine("a  b\n c", 10); got != "a b c" {
 		t.Errorf("clipLine = %q", got)
 	}
-	if got := clipLine("abcdefghijkl", 5); got != "abcd…" {
-		t.Errorf("clipLine = %q", got)
+	// A long message keeps its end, where wrapped errors put the cause.
+	nfs := "MountVolume.SetUp failed for volume \"share\" : mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs 10.0.0.9:/exports/share /var/lib/kubelet/pods/1/volumes/kubernetes.io~nfs/share Output: mount.nfs: Connection timed out"
+	got := clipLine(nfs, 120)
+	if !strings.HasPrefix(got, "MountVolume.SetUp failed") || !strings.HasSuffix(got, "mount.nfs: Connection timed out") || len([]rune(got)) > 121 {
+		t.Errorf("clipLine = %q (%d runes)", got, len([]rune(got)))
 	}
 }
 

@@ -57,7 +57,7 @@ func failingConditions(obj any) []string {
 			s += " (" + reason + ")"
 		}
 		if msg != "" {
-			s += ": " + clipLine(msg, 200)
+			s += ": " + clipLine(msg, maxQuote)
 		}
 		out = append(out, s)
 	}

@@ -40,7 +40,7 @@ func deadlineLine(now time.Time, c *appsv1.DeploymentCondition) string {
 	}
 	s += ")"
 	if c.Message != "" {
-		s += ": " + clipLine(c.Message, 200)
+		s += ": " + clipLine(c.Message, maxQuote)
 	}
 	return s
 }

@@ -65,7 +65,7 @@ func reportUnavailableStatus(p *doctor.Pass, d *appsv1.Deployment, a *appsv1.Dep
 	ref := kube.Ref("apps/v1", "Deployment", d)
 	msg := fmt.Sprintf("deployment/%s: %d of %d replicas available%s (Available=False, %s", d.Name, avail, want, forDuration(p.Now, a.LastTransitionTime), orUnknown(a.Reason))
 	if a.Message != "" {
-		msg += ": " + clipLine(a.Message, 200)
+		msg += ": " + clipLine(a.Message, maxQuote)
 	}
 	msg += ")"
 	sev := doctor.Warning
