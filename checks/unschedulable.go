@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -107,6 +109,15 @@ always, and a pod with claims is reported with what the snapshot shows and
 a note that its claims could not be judged (no "soonest fix" then: a node
 one uncordon away may be one its volume cannot reach).
 
+Hard topology spread constraints and required inter-pod (anti-)affinity
+depend on where other pods run; the snapshot does not compute them, so a pod
+that has them is never offered a "soonest fix" (the node one taint away may
+fail the same constraint), and the nodes the scheduler refused for no reason
+the snapshot shows are said to fail them. A required anti-affinity on
+` + "`kubernetes.io/hostname`" + ` against the pod's own labels (one replica per node) is
+counted: more such pods than nodes they may run on (matching, uncordoned,
+tolerated) is the cause, and the fix scales to that many or relaxes the rule.
+
 A scan of one namespace (` + "`-n`" + `) lists that namespace's pods only, while the
 pods of every namespace use the nodes: the room it computes is an upper
 bound, so a node that seems to have room is never said to fit, no soonest
@@ -144,6 +155,10 @@ type unschedGroup struct {
 	fit         *kube.Fit
 	verdict     string // the scheduler's message for the oldest pod
 	causeKey    string
+	// spread: pods that want a node of their own (required anti-affinity
+	// on the hostname against their own labels) and the nodes that can
+	// take one; zero when that is not what keeps them pending.
+	spreadPods, spreadNodes int
 }
 
 func runUnschedulable(p *doctor.Pass) error {
@@ -257,7 +272,18 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		if ported > 3 {
 			msg += fmt.Sprintf("; and on %s the host ports it asks for are held too", doctor.Plural(ported-3, "more node", "more nodes"))
 		}
+		if n, nodes := selfAntiAffinity(p, g.oldest, f); n > nodes {
+			g.spreadPods, g.spreadNodes = n, nodes
+			msg += fmt.Sprintf("; its required pod anti-affinity (topologyKey %s) allows one of these pods per node: %d want one and it may run on %s (the others are cordoned, tainted or excluded by its selector)",
+				corev1.LabelHostname, n, doctor.Plural(nodes, "node", "nodes"))
+			unexplained = nil
+		}
 		switch {
+		case len(unexplained) > 0 && len(f.Unjudged) > 0:
+			msg += fmt.Sprintf("; on %s the scheduler's reason is one the snapshot does not judge: its %s", strings.Join(doctor.Examples(unexplained), ", "), strings.Join(f.Unjudged, " and "))
+			if f.PodsOf != "" {
+				msg += fmt.Sprintf(", or the requests of pods in other namespaces (not listed by a scan of namespace %s)", f.PodsOf)
+			}
 		case len(unexplained) > 0 && f.PodsOf != "":
 			msg += fmt.Sprintf("; on %s the scheduler's reason is one this scan cannot see: the requests of pods in other namespaces (not listed by a scan of namespace %s), or host ports, pod affinity, topology spread, dynamic resources",
 				strings.Join(doctor.Examples(unexplained), ", "), f.PodsOf)
@@ -291,6 +317,13 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 	}
 	rem := []doctor.Remediation{{Text: "read the scheduler's events for the pod",
 		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
+	if g.spreadPods > 0 {
+		text := "run no more replicas than nodes that can take one, make the anti-affinity preferred (preferredDuringSchedulingIgnoredDuringExecution), or add nodes"
+		if g.owner != nil && (g.owner.Ref.Kind == "Deployment" || g.owner.Ref.Kind == "StatefulSet") {
+			return append(rem, doctor.Remediation{Text: text, Command: fmt.Sprintf("kubectl scale %s -n %s --replicas=%d", g.owner.KindName(), g.ns, g.spreadNodes)})
+		}
+		return append(rem, doctor.Remediation{Text: text, Command: "kubectl get nodes"})
+	}
 	if len(g.portHolders) > 0 {
 		h := g.portHolders[0]
 		rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("free host port %s: move or remove the pod that holds it, or drop hostPort from this pod (a Service reaches it without one)", h.Port),
@@ -457,4 +490,38 @@ func hostPortWords(held []kube.HostPortHolder) string {
 		}
 	}
 	return fmt.Sprintf("%s %s %s %s", port, strings.Join(ports, ", "), pod, strings.Join(doctor.Examples(pods), ", "))
+}
+
+// selfAntiAffinity counts, for a pod whose required anti-affinity on the
+// hostname selects pods like itself (one replica per node), the pods of its
+// namespace that term selects and are not finished, and the nodes that
+// could take one of them: nodes it matches, uncordoned, with no taint it
+// does not tolerate. Zeros when the pod has no such term.
+func selfAntiAffinity(p *doctor.Pass, pod *corev1.Pod, f *kube.Fit) (pods, nodes int) {
+	a := pod.Spec.Affinity
+	if a == nil || a.PodAntiAffinity == nil {
+		return 0, 0
+	}
+	for _, term := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+		if term.TopologyKey != corev1.LabelHostname || term.LabelSelector == nil || len(term.Namespaces) > 0 || term.NamespaceSelector != nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		for _, other := range p.Snapshot.Pods() {
+			if other.Namespace == pod.Namespace && !kube.Terminal(other) && other.DeletionTimestamp == nil && sel.Matches(labels.Set(other.Labels)) {
+				pods++
+			}
+		}
+		for i := range f.Nodes {
+			n := &f.Nodes[i]
+			if !n.SelectorMismatch && !n.Cordoned && len(n.Taints) == 0 {
+				nodes++
+			}
+		}
+		return pods, nodes
+	}
+	return 0, 0
 }

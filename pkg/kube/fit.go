@@ -83,6 +83,33 @@ type Fit struct {
 	// pods of every other namespace, so a node's free room is an upper
 	// bound and "it fits there" is not known.
 	PodsOf string
+	// Unjudged are the pod's scheduling constraints the snapshot does not
+	// evaluate ("topology spread constraints", "required pod
+	// anti-affinity", "required pod affinity"): a node that seems one
+	// step away from fitting may fail them too.
+	Unjudged []string
+}
+
+// UnjudgedConstraints lists what a pod spec asks of the scheduler that
+// Explain does not compute: hard topology spread and required inter-pod
+// (anti-)affinity, which depend on where other pods run by zone or host.
+func UnjudgedConstraints(spec *corev1.PodSpec) []string {
+	var out []string
+	for _, c := range spec.TopologySpreadConstraints {
+		if c.WhenUnsatisfiable == corev1.DoNotSchedule {
+			out = append(out, "topology spread constraints")
+			break
+		}
+	}
+	if a := spec.Affinity; a != nil {
+		if a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
+			out = append(out, "required pod anti-affinity")
+		}
+		if a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
+			out = append(out, "required pod affinity")
+		}
+	}
+	return out
 }
 
 // Explain computes, node by node, what keeps pod off it: the nodeSelector
@@ -124,7 +151,7 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 	nodes := s.Nodes()
 	uses := nodeUses(s)
 	place := NewPlacement(&pod.Spec, false)
-	f := &Fit{Requests: PodRequests(pod), Volumes: VolumeTopologies(s, pod), PodsOf: s.Namespace}
+	f := &Fit{Requests: PodRequests(pod), Volumes: VolumeTopologies(s, pod), PodsOf: s.Namespace, Unjudged: UnjudgedConstraints(&pod.Spec)}
 	var resNames []corev1.ResourceName
 	for r, q := range f.Requests {
 		if !q.IsZero() {

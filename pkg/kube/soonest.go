@@ -34,10 +34,12 @@ const (
 // the node closest to fitting. Nodes the selector excludes are not
 // considered. Nil when no single change frees a node.
 func (f *Fit) Soonest() *SoonestFix {
-	if len(f.UnreadClaims) > 0 || f.PodsOf != "" {
+	if len(f.UnreadClaims) > 0 || f.PodsOf != "" || len(f.Unjudged) > 0 {
 		// The volumes' own restrictions are unknown: a node one uncordon
 		// away may still be one the volume cannot reach. Or the pods of
 		// other namespaces were not listed: room is not known anywhere.
+		// Or the pod's spread or inter-pod affinity, which the snapshot
+		// does not judge, may keep it off that node too.
 		return nil
 	}
 	var uncordon []string

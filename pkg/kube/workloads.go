@@ -2,10 +2,13 @@ package kube
 
 import (
 	"iter"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -155,9 +158,38 @@ func (o *Owners) Top(p *corev1.Pod) (*Workload, bool) {
 	}
 	cur := o.byUID[c.UID]
 	if cur == nil {
+		if d := o.deploymentOfUnlisted(p, c); d != nil {
+			return d, true
+		}
 		return &Workload{Ref: doctor.ObjectRef{APIVersion: c.APIVersion, Kind: c.Kind, Namespace: p.Namespace, Name: c.Name}}, true
 	}
 	return o.climb(cur), true
+}
+
+// deploymentOfUnlisted links a pod whose ReplicaSet was not listed (a
+// capture of pods and Deployments only) to its Deployment the way the
+// Deployment controller names them: the ReplicaSet is the Deployment's name
+// and the pod's pod-template-hash label, and the Deployment's selector
+// matches the pod. Nil when nothing links them so.
+func (o *Owners) deploymentOfUnlisted(p *corev1.Pod, c *metav1.OwnerReference) *Workload {
+	hash := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+	name, ok := strings.CutSuffix(c.Name, "-"+hash)
+	if c.Kind != "ReplicaSet" || hash == "" || !ok {
+		return nil
+	}
+	w := o.byRef[doctor.ObjectRef{Kind: "Deployment", Namespace: p.Namespace, Name: name}]
+	if w == nil {
+		return nil
+	}
+	d, ok := w.Object.(*appsv1.Deployment)
+	if !ok || d.Spec.Selector == nil {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
+		return nil
+	}
+	return w
 }
 
 // climb goes from a listed workload to its top listed controller.
