@@ -419,3 +419,28 @@ func TestSonobuoyLayout(t *testing.T) {
 		t.Errorf("claims (query failed) and statefulsets (not queried) must not read as empty: %v, %v", s.Err(snapshot.PersistentVolumeClaims), s.Err(snapshot.StatefulSets))
 	}
 }
+
+// A capture collected per namespace holds no object of a namespace it did
+// not visit: a webhook whose backend lives there is not called missing
+// (its Service is unknown, not absent), while one whose namespace the
+// capture holds and whose Service it lacks still is.
+func TestUncapturedNamespaceIsNotMissing(t *testing.T) {
+	hook := func(name, ns string) string {
+		return `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"` + name + `","annotations":{"cert-manager.io/inject-ca-from":"x/y"}},` +
+			`"webhooks":[{"name":"` + name + `.example.com","failurePolicy":"Fail","sideEffects":"None","admissionReviewVersions":["v1"],` +
+			`"clientConfig":{"service":{"namespace":"` + ns + `","name":"webhook-service","port":443}},` +
+			`"rules":[{"operations":["CREATE"],"apiGroups":["*"],"apiVersions":["*"],"resources":["clusters"]}]}]}`
+	}
+	capture := hook("cattle", "cattle-system") + "\n" + hook("shop", "shop") + "\n" +
+		`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfigurationList","items":[]}` + "\n" +
+		`{"apiVersion":"v1","kind":"Service","metadata":{"name":"web","namespace":"shop"},"spec":{"ports":[{"port":80}]}}` + "\n" +
+		`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},"addressType":"IPv4","endpoints":[]}`
+	res := mustLoad(t, writeTree(t, map[string]string{"capture.json": capture}), offline.Options{})
+	if res.Snapshot.Covers("cattle-system") || !res.Snapshot.Covers("shop") {
+		t.Errorf("covers cattle-system %v, shop %v", res.Snapshot.Covers("cattle-system"), res.Snapshot.Covers("shop"))
+	}
+	r := doctor.Run(context.Background(), res.Snapshot, []*doctor.Check{checks.AdmissionWebhooks}, res.Now)
+	if len(r.Findings) != 1 || r.Findings[0].Object.Name != "shop" || !strings.Contains(r.Findings[0].Message, "service shop/webhook-service does not exist") {
+		t.Errorf("findings %+v", r.Findings)
+	}
+}

@@ -139,6 +139,14 @@ func Load(p string, opts Options) (*Result, error) {
 			res.CapturedAt, res.Now = t.capturedAt, t.capturedAt
 		}
 	}
+	// A capture made by other tools holds the namespaces it has objects of
+	// (a cluster-info dump without --all-namespaces, a bundle's or a
+	// must-gather's chosen namespaces, kubectl get -n): the Services of a
+	// namespace it never visited are unknown, not missing. kubectl-doctor's
+	// own dump lists every namespace in its scope, as a live scan does.
+	if d.header == nil {
+		d.b.CoverCapturedNamespacesOnly()
+	}
 	res.Snapshot, err = d.b.Build(ns, version)
 	if err != nil {
 		return nil, &InputError{File: p, Msg: err.Error()}

@@ -20,7 +20,10 @@ import (
 // absent reason ("not in the dump"), so a check whose input is missing is
 // never reported as passed.
 type Builder struct {
-	absent  string
+	// capturedOnly: namespaces without any object in the input were not
+	// captured (see CoverCapturedNamespacesOnly).
+	capturedOnly bool
+	absent       string
 	items   map[Resource][]runtime.Object
 	present map[Resource]bool
 	errs    map[Resource]error
@@ -32,6 +35,13 @@ type Builder struct {
 func NewBuilder(absent string) *Builder {
 	return &Builder{absent: absent, items: map[Resource][]runtime.Object{}, present: map[Resource]bool{}, errs: map[Resource]error{}}
 }
+
+// CoverCapturedNamespacesOnly says that the input holds the namespaces it
+// holds any object of, and no others: a capture collected per namespace (a
+// support bundle's chosen namespaces, ` + "`kubectl get -n X`" + `) says nothing of
+// the Services of a namespace it never visited, so the snapshot's Covers is
+// false for those.
+func (b *Builder) CoverCapturedNamespacesOnly() { b.capturedOnly = true }
 
 // Present records that r was read, possibly empty.
 func (b *Builder) Present(r Resource) { b.present[r] = true }
@@ -90,6 +100,19 @@ func (b *Builder) Build(namespace, serverVersion string) (*Snapshot, error) {
 		s.errs[r] = err
 	}
 	s.pods = podPointers(s.lists[Pods])
+	if b.capturedOnly {
+		s.captured = map[string]bool{}
+		for r, objs := range b.items {
+			if !r.Namespaced {
+				continue
+			}
+			for _, o := range objs {
+				if m, err := meta.Accessor(o); err == nil && m.GetNamespace() != "" {
+					s.captured[m.GetNamespace()] = true
+				}
+			}
+		}
+	}
 	if b.metrics != nil {
 		if err := s.SetMetrics(b.metrics); err != nil {
 			return nil, err

@@ -22,6 +22,9 @@ type Snapshot struct {
 	pods []*corev1.Pod
 	// Namespace is the scope of namespaced lists; "" is the whole cluster.
 	Namespace string
+	// captured, for an offline input, holds the namespaces it has any
+	// object of (see Covers); nil when every namespace was listed.
+	captured map[string]bool
 	// memo holds values derived from the lists (see Memo).
 	memo sync.Map
 	// ServerVersion is the API server's gitVersion ("v1.37.2") from GET
@@ -90,9 +93,12 @@ func fromObjects(trim *Trimmer, objs []runtime.Object) (*Snapshot, error) {
 }
 
 // Covers says whether namespaced lists hold the objects of namespace ns:
-// a scan narrowed to another namespace (-n) did not list them, so an
-// object of ns that is absent from the snapshot is not known to be absent.
-func (s *Snapshot) Covers(ns string) bool { return s.Namespace == "" || s.Namespace == ns }
+// a scan narrowed to another namespace (-n) did not list them, nor did a
+// capture that holds no object of ns at all; an object of ns absent from
+// the snapshot is then not known to be absent.
+func (s *Snapshot) Covers(ns string) bool {
+	return (s.Namespace == "" || s.Namespace == ns) && (s.captured == nil || s.captured[ns])
+}
 
 // Err is the error that kept r from being listed, nil when it was listed.
 func (s *Snapshot) Err(r Resource) error {
@@ -145,7 +151,7 @@ func podPointers(list runtime.Object) []*corev1.Pod {
 // WithError returns a copy of s in which r failed to list with err, as the
 // loader records it: for tests of how checks degrade.
 func WithError(s *Snapshot, r Resource, err error) *Snapshot {
-	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, ServerVersion: s.ServerVersion, metrics: s.metrics, pods: s.pods, absent: s.absent}
+	c := &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}, Namespace: s.Namespace, captured: s.captured, ServerVersion: s.ServerVersion, metrics: s.metrics, pods: s.pods, absent: s.absent}
 	for k, v := range s.lists {
 		c.lists[k] = v
 	}
@@ -167,7 +173,7 @@ func WithError(s *Snapshot, r Resource, err error) *Snapshot {
 // checks derived from them (Memo): for benchmarks that measure a check's
 // whole cost, indexes included, on one loaded snapshot.
 func WithoutMemo(s *Snapshot) *Snapshot {
-	return &Snapshot{lists: s.lists, errs: s.errs, metrics: s.metrics, pods: s.pods, Namespace: s.Namespace,
+	return &Snapshot{lists: s.lists, errs: s.errs, metrics: s.metrics, pods: s.pods, Namespace: s.Namespace, captured: s.captured,
 		ServerVersion: s.ServerVersion, absent: s.absent}
 }
 
