@@ -5,6 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -65,6 +66,13 @@ is a warning. A pool mix whose odd nodes are all reported for their
 kubelet's skew is left to that finding (replacing them ends both): one
 finding per node. Nodes without ` + "`nodeInfo`" + ` are ignored. ` + "`kubectl doctor nodes`" + `
 prints the same grouping as a table.
+
+When the odd nodes run the newer build of the same software (the same
+words, newer numbers: ` + "`CoreOS 9.6.20250815-0`" + ` against ` + "`9.6.20250811-0`" + `), the mix
+is an update rolling through the pool, under way or stalled, or newer nodes
+added: the finding says so and never proposes to drain the updated nodes and
+reinstall the older image; OpenShift's Machine Config Operator state and
+reason on the pool's nodes (` + "`Degraded: failed to pull ...`" + `) are quoted.
 
 ## How to fix
 Drain the odd nodes and replace them through the pool's own tooling (node
@@ -245,7 +253,26 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 	sort.Strings(odd)
 	rem := []doctor.Remediation{{Text: "compare the pool's nodes side by side", Command: listPoolCommand(pool)}}
 	object, members := "", odd
-	if len(odd) > 0 {
+	tail := ""
+	if len(odd) > 0 && oddNewer(pool.Drift(), skewed) {
+		// The odd nodes run the newer software: an update rolling through
+		// the pool, under way or stalled. Draining the updated nodes to
+		// reinstall the older image would undo it.
+		known := 0
+		for _, n := range pool.Nodes {
+			if !n.V.Empty() {
+				known++
+			}
+		}
+		tail = fmt.Sprintf("; the odd %s the newer software: an update rolling through the pool, under way or stalled (%d of %d nodes updated), or newer nodes that joined with another image",
+			map[bool]string{true: "node runs", false: "nodes run"}[len(odd) == 1], len(odd), known)
+		rem[0].Text = "find which image the pool should run: if the newer, let the update finish or find why it stopped on the nodes not yet updated; replace the newer nodes only if the older image is meant"
+		if why := machineConfigStates(p.Snapshot, pool); why != "" {
+			tail += "; the Machine Config Operator reports " + why
+			rem = append(rem, doctor.Remediation{Text: "see the update's progress per pool", Command: "oc get machineconfigpool"})
+		}
+		object = odd[0]
+	} else if len(odd) > 0 {
 		names := strings.Join(doctor.Examples(odd), " ")
 		rem = append(rem, doctor.Remediation{Text: "drain the odd nodes", Command: "kubectl drain " + names + " --ignore-daemonsets --delete-emptydir-data"})
 		rem = append(rem, replaceRemediation(pool, names, "")...)
@@ -264,8 +291,8 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 	p.Report(doctor.Finding{
 		Severity: doctor.Warning,
 		Object:   kube.NodeRef(object),
-		Message: fmt.Sprintf("%s mixes %s: a bug or feature that depends on the node's software shows only on some of its nodes and follows pods as they are rescheduled",
-			poolCount(pool), strings.Join(parts, "; ")),
+		Message: fmt.Sprintf("%s mixes %s: a bug or feature that depends on the node's software shows only on some of its nodes and follows pods as they are rescheduled%s",
+			poolCount(pool), strings.Join(parts, "; "), tail),
 		Count:       len(members),
 		Examples:    doctor.Examples(members),
 		Members:     nodeMembers(members),
@@ -397,4 +424,100 @@ func oddAllSkewed(d kube.FieldDrift, skewed map[string]bool) bool {
 		}
 	}
 	return true
+}
+
+// oddNewer says whether the pool's odd nodes run newer software than the
+// rest: every drift (left out as the report leaves it out) whose values
+// compare says the odd value is the newer, and at least one compares.
+func oddNewer(drifts []kube.FieldDrift, skewed map[string]bool) bool {
+	newer := false
+	for _, d := range drifts {
+		if d.Field.Key == "kubelet" && anySkewed(d, skewed) || oddAllSkewed(d, skewed) || d.Field.Key == "architecture" {
+			continue
+		}
+		for _, vc := range d.Values[1:] {
+			switch versionOrder(vc.Value, d.Values[0].Value) {
+			case -1:
+				return false
+			case 1:
+				newer = true
+			}
+		}
+	}
+	return newer
+}
+
+// versionOrder compares two versions of one build family (the same
+// words, only numbers differ: "... CoreOS 9.6.20250815-0 (Plow)" after
+// "... CoreOS 9.6.20250811-0 (Plow)") at their first difference, by
+// number; 0 for versions of different families (an Ubuntu and an Amazon
+// Linux kernel, two build hashes), whose numbers say nothing of age.
+func versionOrder(a, b string) int {
+	if letters(a) != letters(b) {
+		return 0
+	}
+	for a != "" && b != "" {
+		ra, rb := leadingRun(a), leadingRun(b)
+		if ra != rb {
+			da, db := ra[0] >= '0' && ra[0] <= '9', rb[0] >= '0' && rb[0] <= '9'
+			if !da || !db {
+				return 0
+			}
+			na, ea := strconv.ParseUint(ra, 10, 64)
+			nb, eb := strconv.ParseUint(rb, 10, 64)
+			if ea != nil || eb != nil || na == nb {
+				return 0
+			}
+			if na > nb {
+				return 1
+			}
+			return -1
+		}
+		a, b = a[len(ra):], b[len(rb):]
+	}
+	return 0
+}
+
+// letters is s without its digits.
+func letters(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// leadingRun is s's first run of digits or of other bytes.
+func leadingRun(s string) string {
+	digit := s[0] >= '0' && s[0] <= '9'
+	i := 1
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9') == digit {
+		i++
+	}
+	return s[:i]
+}
+
+// machineConfigStates says what OpenShift's Machine Config Operator
+// records on the pool's nodes that are not done updating ("node
+// master-1 Degraded: failed to pull image ..."), "" when none is.
+func machineConfigStates(s *snapshot.Snapshot, pool *kube.Pool) string {
+	in := map[string]bool{}
+	for _, n := range pool.Nodes {
+		in[n.Name] = true
+	}
+	var out []string
+	for _, n := range s.Nodes() {
+		state := n.Annotations["machineconfiguration.openshift.io/state"]
+		if !in[n.Name] || state == "" || state == "Done" {
+			continue
+		}
+		w := fmt.Sprintf("node %s %s", n.Name, state)
+		if r := n.Annotations["machineconfiguration.openshift.io/reason"]; r != "" {
+			w += ": " + clipLine(r, maxQuote)
+		}
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return strings.Join(doctor.Examples(out), "; ")
 }

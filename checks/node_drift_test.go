@@ -20,3 +20,4 @@ func TestDriftEvenSplit(t *testing.T) {
 		t.Errorf("even split: count %d, want the 4 nodes", f.Count)
 	}
 }
+
