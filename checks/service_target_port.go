@@ -64,6 +64,12 @@ redis and memcached): named with the share of connections that reach the
 wrong pods, and remediated by a selector narrowed with the label that tells
 them apart.
 
+A new target port is offered only when a declared port plausibly serves the
+same purpose: the same name as the Service port, or the only declared port
+for a nameless one. A number none declares with no such port (a metrics
+endpoint that listens undeclared, CoreDNS's 9153 beside its declared 53) is
+an info, and never "fixed" by pointing it at another protocol's port.
+
 ## How to fix
 Name the container port as the Service expects (` + "`ports[].name`" + ` in the pod
 template), or point the Service's ` + "`targetPort`" + ` at the name or number the
@@ -140,9 +146,17 @@ func runServiceTargetPort(p *doctor.Pass) error {
 		who := fmt.Sprintf("%s (%s)", doctor.Plural(len(ready), "ready pod", "ready pods"), strings.Join(ownerNames(p.Snapshot, ready), "; "))
 		var broken []string
 		var fixes []doctor.Remediation
-		working, certain, mixed := 0, 0, 0
-		fix := func(i int, sp corev1.ServicePort, proto corev1.Protocol) {
-			if c, ok := declared.candidate(sp.Name, proto); ok {
+		working, certain, mixed, unsure := 0, 0, 0, 0
+		fix := func(i int, sp corev1.ServicePort, proto corev1.Protocol) bool {
+			c, ok := declared.candidate(sp.Name, proto)
+			// A port the pods declare is offered only when it plausibly
+			// serves the same purpose: the same name, or the only port of
+			// a nameless Service port. Never a metrics port retargeted at
+			// DNS because DNS is all the pods declare.
+			if ok && (sp.Name != "" && c.Name != sp.Name || sp.Name == "" && c.Name != "" && declared.count(proto) > 1) {
+				ok = false
+			}
+			if ok {
 				var v any = c.ContainerPort
 				what := fmt.Sprint(c.ContainerPort)
 				if sp.TargetPort.StrVal != "" && c.Name != "" {
@@ -152,6 +166,7 @@ func runServiceTargetPort(p *doctor.Pass) error {
 				fixes = append(fixes, doctor.Remediation{Text: fmt.Sprintf("point port %d at %s, the %s port the pods declare", sp.Port, what, proto),
 					Command: fmt.Sprintf("kubectl patch service %s -n %s --type=json -p '%s'", svc.Name, svc.Namespace, body)})
 			}
+			return ok
 		}
 		for i, sp := range svc.Spec.Ports {
 			proto := sp.Protocol
@@ -207,7 +222,12 @@ func runServiceTargetPort(p *doctor.Pass) error {
 					working++
 					continue
 				}
-				fix(i, sp, proto)
+				if !fix(i, sp, proto) {
+					// A number none declares and no declared port like it:
+					// most often a process that listens undeclared (a
+					// metrics endpoint), sometimes a wrong number.
+					unsure++
+				}
 				broken = append(broken, fmt.Sprintf("port %d%s targets container port %d, which none of its %s declares%s",
 					sp.Port, portLabel(sp.Name), target, who, declared.they()))
 			}
@@ -216,8 +236,11 @@ func runServiceTargetPort(p *doctor.Pass) error {
 			continue
 		}
 		sev := doctor.Warning
-		if working == 0 && certain == len(broken) {
+		switch {
+		case working == 0 && certain == len(broken):
 			sev = doctor.Critical
+		case unsure == len(broken):
+			sev = doctor.Info
 		}
 		consequence := "the Service has no endpoint there and connections to it are refused"
 		switch {
@@ -287,6 +310,17 @@ func (d podPorts) candidate(name string, proto corev1.Protocol) (corev1.Containe
 		return same[0], true
 	}
 	return corev1.ContainerPort{}, false
+}
+
+// count is how many ports of proto the pods declare.
+func (d podPorts) count(proto corev1.Protocol) int {
+	n := 0
+	for _, p := range d {
+		if p.Protocol == proto {
+			n++
+		}
+	}
+	return n
 }
 
 func (d podPorts) hasName(name string, proto corev1.Protocol) bool {
