@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/duration"
-
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
 
@@ -41,12 +39,12 @@ func warningLine(now time.Time, w *kube.Warning) string {
 	if w.Count > 1 {
 		span := ""
 		if !w.First.IsZero() && w.Last.Sub(w.First) > time.Second {
-			span = " over " + duration.HumanDuration(w.Last.Sub(w.First))
+			span = " over " + human(w.Last.Sub(w.First))
 		}
 		when = append(when, fmt.Sprintf("x%d%s", w.Count, span))
 	}
 	if !w.Last.IsZero() && now.After(w.Last) {
-		when = append(when, duration.HumanDuration(now.Sub(w.Last))+" ago")
+		when = append(when, human(now.Sub(w.Last))+" ago")
 	}
 	if len(when) > 0 {
 		s += " (" + strings.Join(when, ", ") + ")"

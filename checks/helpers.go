@@ -16,7 +16,14 @@ func since(now time.Time, t metav1.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return duration.HumanDuration(now.Sub(t.Time))
+	return human(now.Sub(t.Time))
+}
+
+// human is kubectl's age format for d; a negative d (a timestamp after the
+// scan's clock: a capture dated by an older timestamp, skewed clocks) is
+// "0s", never apimachinery's "<invalid>".
+func human(d time.Duration) string {
+	return duration.HumanDuration(max(d, 0))
 }
 
 // forDuration is " for 4d" or "".

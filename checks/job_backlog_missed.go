@@ -5,7 +5,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/robfig/cron/v3"
 
@@ -84,7 +83,7 @@ func reportMissedSchedule(p *doctor.Pass, cj *batchv1.CronJob) {
 		since = "it was created"
 	}
 	msg := fmt.Sprintf("cronjob %s (schedule %q) has started no Job for %s (since %s): %s missed, the first %s ago",
-		cj.Name, cj.Spec.Schedule, duration.HumanDuration(p.Now.Sub(lastOf(cj))), since, runs, duration.HumanDuration(p.Now.Sub(first)))
+		cj.Name, cj.Spec.Schedule, human(p.Now.Sub(lastOf(cj))), since, runs, human(p.Now.Sub(first)))
 	var ev []string
 	switch {
 	case newest != nil:

@@ -20,4 +20,3 @@ func TestDriftEvenSplit(t *testing.T) {
 		t.Errorf("even split: count %d, want the 4 nodes", f.Count)
 	}
 }
-

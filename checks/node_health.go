@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -280,9 +279,9 @@ func healthMessage(now time.Time, g *healthGroup, hc healthCause, kernels map[st
 		// Dated by the registration (creationTimestamp), the oldest of
 		// the group when several.
 		if len(g.nodes) == 1 {
-			fmt.Fprintf(&b, "node %s registered %s ago and has not been Ready since: %s; %s", g.nodes[0], duration.HumanDuration(now.Sub(g.oldest)), hc.meaning, hc.effect)
+			fmt.Fprintf(&b, "node %s registered %s ago and has not been Ready since: %s; %s", g.nodes[0], human(now.Sub(g.oldest)), hc.meaning, hc.effect)
 		} else {
-			fmt.Fprintf(&b, "%s registered up to %s ago and have not been Ready since: %s; %s", doctor.Plural(len(g.nodes), "node", "nodes"), duration.HumanDuration(now.Sub(g.oldest)), hc.meaning, hc.effect)
+			fmt.Fprintf(&b, "%s registered up to %s ago and have not been Ready since: %s; %s", doctor.Plural(len(g.nodes), "node", "nodes"), human(now.Sub(g.oldest)), hc.meaning, hc.effect)
 		}
 		return b.String()
 	}
@@ -292,7 +291,7 @@ func healthMessage(now time.Time, g *healthGroup, hc healthCause, kernels map[st
 		fmt.Fprintf(&b, "%s have been %s", doctor.Plural(len(g.nodes), "node", "nodes"), hc.state)
 	}
 	if g.dated {
-		b.WriteString(" for " + duration.HumanDuration(now.Sub(g.oldest)))
+		b.WriteString(" for " + human(now.Sub(g.oldest)))
 	}
 	switch {
 	case g.cause == "unreachable":

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -215,7 +214,7 @@ func runNodeTaints(p *doctor.Pass) error {
 		}
 		age := ""
 		if g.oldest != nil {
-			age = " for " + duration.HumanDuration(p.Now.Sub(*g.oldest))
+			age = " for " + human(p.Now.Sub(*g.oldest))
 		}
 		msg := fmt.Sprintf("%s tainted %s:%s%s: %s; %s", who, g.key, g.effects, age, words.Meaning, consequence)
 		rem := words.Fix(strings.Join(doctor.Examples(g.nodes), " "), g.nodes[0])
@@ -264,9 +263,9 @@ func runNodeTaints(p *doctor.Pass) error {
 		// (timeAdded); a cordon left for days is a forgotten one.
 		how := " cordoned (unschedulable)"
 		if !cordonedSince.IsZero() && now.After(cordonedSince) {
-			how = " cordoned (unschedulable) for " + duration.HumanDuration(now.Sub(cordonedSince))
+			how = " cordoned (unschedulable) for " + human(now.Sub(cordonedSince))
 			if len(cordoned) > 1 {
-				how = " cordoned (unschedulable), the oldest for " + duration.HumanDuration(now.Sub(cordonedSince))
+				how = " cordoned (unschedulable), the oldest for " + human(now.Sub(cordonedSince))
 			}
 		}
 		p.Report(doctor.Finding{

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -217,7 +216,7 @@ func reportPendingTaints(p *doctor.Pass, g *pendingGroup, nodes []corev1.Node) {
 			intended = append(intended, bt)
 		}
 	}
-	age := duration.HumanDuration(p.Now.Sub(g.start))
+	age := human(p.Now.Sub(g.start))
 	who, subject := "", "it does"
 	switch {
 	case g.hasOwner:

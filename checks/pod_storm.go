@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -314,9 +313,9 @@ func reportStorm(p *doctor.Pass, g *stormGroup, bareNS string) {
 	if g.count >= stormCritical || (ongoing && g.rate() >= stormRatePerMin) {
 		sev = doctor.Critical
 	}
-	span := duration.HumanDuration(g.newest.Sub(g.first))
+	span := human(g.newest.Sub(g.first))
 	msg := fmt.Sprintf("%s rejected by the kubelet (%s)%s in %s (~%.0f pods/min), newest %s ago",
-		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), span, g.rate(), duration.HumanDuration(p.Now.Sub(g.newest)))
+		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), span, g.rate(), human(p.Now.Sub(g.newest)))
 	var rem []doctor.Remediation
 	ns := bareNS
 	if g.owner != nil {

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -241,12 +240,12 @@ func reportEvictionGroup(p *doctor.Pass, g *evictionGroup) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s evicted%s", doctor.Plural(count, "pod", "pods"), whereNodes(g.nodes))
 	if last.Sub(first) < time.Minute {
-		fmt.Fprintf(&b, " %s ago", duration.HumanDuration(p.Now.Sub(last)))
+		fmt.Fprintf(&b, " %s ago", human(p.Now.Sub(last)))
 	} else {
-		fmt.Fprintf(&b, " between %s and %s ago", duration.HumanDuration(p.Now.Sub(first)), duration.HumanDuration(p.Now.Sub(last)))
+		fmt.Fprintf(&b, " between %s and %s ago", human(p.Now.Sub(first)), human(p.Now.Sub(last)))
 	}
 	if recent > 0 && recent < count {
-		fmt.Fprintf(&b, " (%d in the last %s)", recent, duration.HumanDuration(evictedRecentWindow))
+		fmt.Fprintf(&b, " (%d in the last %s)", recent, human(evictedRecentWindow))
 	}
 	if g.owner == nil {
 		fmt.Fprintf(&b, " (bare pods in namespace %s)", g.ns)
@@ -270,7 +269,7 @@ func reportEvictionGroup(p *doctor.Pass, g *evictionGroup) {
 	}
 	var ev []string
 	if g.newestMsg != "" {
-		ev = append(ev, fmt.Sprintf("Evicted %s (%s ago): %s", g.newestPod, duration.HumanDuration(p.Now.Sub(g.newestAt)), clipLine(g.newestMsg, maxQuote)))
+		ev = append(ev, fmt.Sprintf("Evicted %s (%s ago): %s", g.newestPod, human(p.Now.Sub(g.newestAt)), clipLine(g.newestMsg, maxQuote)))
 	}
 	p.Report(doctor.Finding{Severity: sev, Object: ref, Message: b.String(), Count: count, Examples: doctor.Examples(g.names),
 		Evidence: ev, Cause: "evicted", Remediation: evictionRemedies(g, resource)})

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/duration"
-
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 )
@@ -144,7 +142,7 @@ func reportStatefulSetStorms(p *doctor.Pass, reported map[string]bool) {
 			what = "pods " + strings.Join(doctor.Examples(pods), ", ")
 		}
 		msg := fmt.Sprintf("statefulset %s recreated its %s %s times in %s (~%.0f/min), newest %s ago",
-			g.name, what, doctor.Thousands(count), duration.HumanDuration(span), rate, duration.HumanDuration(p.Now.Sub(g.newest)))
+			g.name, what, doctor.Thousands(count), human(span), rate, human(p.Now.Sub(g.newest)))
 		if len(g.reasons) > 0 {
 			msg += ": the kubelet rejects it for " + strings.Join(keysOf(g.reasons), ", ")
 			if nodes := keysOf(g.nodes); len(nodes) > 0 {

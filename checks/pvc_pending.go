@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -272,7 +271,7 @@ func reportPVC(p *doctor.Pass, g *pvcGroup, st *kube.Storage) {
 	// just "lost".
 	phase := strings.ToLower(string(g.claims[0].Status.Phase))
 	if !g.start.IsZero() {
-		phase += " for " + duration.HumanDuration(p.Now.Sub(g.start))
+		phase += " for " + human(p.Now.Sub(g.start))
 	}
 	var who string
 	ref := doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: g.ns, Name: names[0]}
@@ -401,7 +400,7 @@ func reportDeletingClaims(p *doctor.Pass, consumers map[string][]*corev1.Pod, ow
 			who = append(who, name)
 		}
 		msg := fmt.Sprintf("claim %s has been deleting for %s: kubernetes.io/pvc-protection keeps it while %s still %s it; the next pod that needs it (a rollout, an eviction, a node drain) is refused and never starts",
-			pvc.Name, duration.HumanDuration(p.Now.Sub(pvc.DeletionTimestamp.Time)), strings.Join(doctor.Examples(who), ", "), map[bool]string{true: "mounts", false: "mount"}[len(users) == 1])
+			pvc.Name, human(p.Now.Sub(pvc.DeletionTimestamp.Time)), strings.Join(doctor.Examples(who), ", "), map[bool]string{true: "mounts", false: "mount"}[len(users) == 1])
 		rem := []doctor.Remediation{{Text: "see which pods use it", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", pvc.Name, pvc.Namespace)}}
 		if pv := pvc.Spec.VolumeName; pv != "" {
 			var policy corev1.PersistentVolumeReclaimPolicy

@@ -7,8 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"k8s.io/apimachinery/pkg/util/duration"
-
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -28,7 +26,7 @@ func reportPausedRollouts(p *doctor.Pass) {
 		}
 		since := ""
 		if c := progressing(d); c != nil && c.Reason == "DeploymentPaused" && !c.LastTransitionTime.IsZero() {
-			since = " for " + duration.HumanDuration(p.Now.Sub(c.LastTransitionTime.Time))
+			since = " for " + human(p.Now.Sub(c.LastTransitionTime.Time))
 		}
 		p.Report(doctor.Finding{Severity: doctor.Info, Cause: "paused",
 			Object: doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name},
@@ -91,7 +89,7 @@ func reportOnDeletePending(p *doctor.Pass) {
 		p.Report(doctor.Finding{Severity: doctor.Info, Cause: "ondelete-pending",
 			Object: doctor.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name},
 			Message: fmt.Sprintf("statefulset/%s has a template change (revision %s) from %s ago that %d of %d pods run: with updateStrategy OnDelete a pod takes it only when it is deleted",
-				s.Name, st.UpdateRevision, duration.HumanDuration(p.Now.Sub(at)), st.UpdatedReplicas, want),
+				s.Name, st.UpdateRevision, human(p.Now.Sub(at)), st.UpdatedReplicas, want),
 			Remediation: []doctor.Remediation{
 				{Text: "roll it by hand: delete one pod at a time, highest ordinal first, waiting for each to be Ready",
 					Command: fmt.Sprintf("kubectl delete pod %s-%d -n %s", s.Name, next, s.Namespace)},

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -273,7 +272,7 @@ func reportSandboxGroup(p *doctor.Pass, g *sandboxGroup, nodes map[string]*corev
 	}
 	msg := fmt.Sprintf("%s %s cannot start: creating the pod sandbox fails because %s (FailedCreatePodSandBox ×%s, first %s ago, last %s ago): %s",
 		doctor.Plural(total, "pod", "pods"), where, g.cause.because(), doctor.Thousands(g.events),
-		duration.HumanDuration(p.Now.Sub(g.first)), duration.HumanDuration(p.Now.Sub(g.last)), sandboxMessage(g.message))
+		human(p.Now.Sub(g.first)), human(p.Now.Sub(g.last)), sandboxMessage(g.message))
 
 	// IP exhaustion below max-pods: the kubelet admits pods the CNI cannot address.
 	var capped []string

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -288,7 +287,7 @@ func reportNotReady(p *doctor.Pass, svc *corev1.Service, ref doctor.ObjectRef, s
 		verb = "matches"
 	}
 	msg := fmt.Sprintf("service %s has no ready endpoint for %s: %s %s %s (%s), none is ready (%s)",
-		svc.Name, duration.HumanDuration(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), verb, selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
+		svc.Name, human(p.Now.Sub(since)), doctor.Plural(len(live), "pod", "pods"), verb, selStr, strings.Join(owners, "; "), strings.Join(ph, ", "))
 	names := make([]string, 0, len(live))
 	for _, pod := range live {
 		names = append(names, pod.Name)
@@ -373,7 +372,7 @@ func reportNoLoadBalancer(p *doctor.Pass, svc *corev1.Service) {
 		class = *svc.Spec.LoadBalancerClass
 	}
 	msg := fmt.Sprintf("service %s is of type LoadBalancer but has had no external address for %s (status.loadBalancer.ingress is empty): clients outside the cluster cannot reach it",
-		svc.Name, duration.HumanDuration(age))
+		svc.Name, human(age))
 	describe := doctor.Remediation{Text: "see what the load-balancer controller reported",
 		Command: fmt.Sprintf("kubectl describe service %s -n %s", svc.Name, svc.Namespace)}
 	f := doctor.Finding{Object: kube.Ref("v1", "Service", svc), Cause: "no-load-balancer"}

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -230,7 +229,7 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		names[i] = pod.Name
 	}
 	sort.Strings(names)
-	age := duration.HumanDuration(p.Now.Sub(g.start))
+	age := human(p.Now.Sub(g.start))
 	var who string
 	var ref doctor.ObjectRef
 	switch {

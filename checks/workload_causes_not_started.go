@@ -10,7 +10,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -261,7 +260,7 @@ func holderWords(now time.Time, holders []volumeHolder, down map[string]kube.Nod
 					state = "unreachable"
 				}
 				if !d.Since.IsZero() && now.After(d.Since) {
-					state += " for " + duration.HumanDuration(now.Sub(d.Since))
+					state += " for " + human(now.Sub(d.Since))
 				}
 				w += " (" + state + ")"
 			}

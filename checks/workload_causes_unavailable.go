@@ -9,7 +9,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -80,7 +79,7 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 		slices.Sort(conds)
 		conds = slices.Compact(conds)
 		ev := evidence(p, refs, notReady, conds)
-		msg := fmt.Sprintf("%s for %s", a, duration.HumanDuration(p.Now.Sub(since)))
+		msg := fmt.Sprintf("%s for %s", a, human(p.Now.Sub(since)))
 		switch {
 		case len(pods) == 0:
 			msg += ": it has no pod"

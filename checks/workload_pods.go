@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -419,7 +418,7 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 	if len(g.Pods) == 1 {
 		be = "is"
 	}
-	forWhat := " for " + duration.HumanDuration(p.Now.Sub(since))
+	forWhat := " for " + human(p.Now.Sub(since))
 	if since.IsZero() {
 		forWhat = "" // nothing dates it (an object without times)
 	}
@@ -428,7 +427,7 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		// how long the loop lasts only its back-off events say.
 		forWhat = ""
 		if t := backOffSince(p, g); !t.IsZero() {
-			forWhat = " for " + duration.HumanDuration(p.Now.Sub(t))
+			forWhat = " for " + human(p.Now.Sub(t))
 		}
 	}
 	msg := fmt.Sprintf("%s %s %s%s: %s", podsPhrase(g, a), be, verb, forWhat, details)

@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/util/duration"
 	"strings"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -55,7 +54,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 			details += ", last " + terminationWords(ex.Last)
 			if ex.Intermittent && !ex.Last.FinishedAt.IsZero() {
 				// Running again now: when it last failed.
-				details += " " + duration.HumanDuration(p.Now.Sub(ex.Last.FinishedAt)) + " ago"
+				details += " " + human(p.Now.Sub(ex.Last.FinishedAt)) + " ago"
 			}
 			if ex.Last.Message != "" && ex.Exec == "" { // an exec failure is said in words below
 				details += "; last termination message: " + quote(ex.Last.Message)
@@ -79,7 +78,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 		details = fmt.Sprintf("%s was killed for exceeding its memory (%s), %s", cp, memoryPhrase(ex), doctor.Plural(int(ex.Restarts), "restart", "restarts")) + restartWindow(p, g)
 		if ex.Reason == "" && ex.Last != nil && !ex.Last.FinishedAt.IsZero() {
 			// Running again between kills: when the last one was.
-			details += ", the last " + duration.HumanDuration(p.Now.Sub(ex.Last.FinishedAt)) + " ago"
+			details += ", the last " + human(p.Now.Sub(ex.Last.FinishedAt)) + " ago"
 		}
 		return "OOM-killed", details
 	case kube.ImagePull:
@@ -225,9 +224,9 @@ func restartWindow(p *doctor.Pass, g *kube.OwnerProblem) string {
 		return ""
 	}
 	if len(g.Pods) > 1 {
-		return fmt.Sprintf(" since the oldest of the pods started %s ago", duration.HumanDuration(p.Now.Sub(g.Since())))
+		return fmt.Sprintf(" since the oldest of the pods started %s ago", human(p.Now.Sub(g.Since())))
 	}
-	return fmt.Sprintf(" since the pod started %s ago", duration.HumanDuration(p.Now.Sub(ex.Since)))
+	return fmt.Sprintf(" since the pod started %s ago", human(p.Now.Sub(ex.Since)))
 }
 
 // archWords is the nodes' platform for an exec format error, "" otherwise.

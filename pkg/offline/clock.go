@@ -4,6 +4,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -33,7 +34,14 @@ func (n *newest) see(obj runtime.Object) {
 	if m, err := meta.Accessor(obj); err == nil {
 		n.at(m.GetCreationTimestamp())
 		if d := m.GetDeletionTimestamp(); d != nil {
-			n.at(*d)
+			// A deletion timestamp is the request plus the grace period:
+			// in the future for a pod still terminating. The request is
+			// what happened before the capture.
+			t := d.Time
+			if g := m.GetDeletionGracePeriodSeconds(); g != nil {
+				t = t.Add(-time.Duration(*g) * time.Second)
+			}
+			n.at(metav1.NewTime(t))
 		}
 	}
 	switch o := obj.(type) {
@@ -78,6 +86,29 @@ func (n *newest) see(obj runtime.Object) {
 	case *corev1.Namespace:
 		for _, c := range o.Status.Conditions {
 			n.at(c.LastTransitionTime)
+		}
+	case *appsv1.ReplicaSet:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *appsv1.StatefulSet:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *appsv1.DaemonSet:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+		if o.Status.LastScaleTime != nil {
+			n.at(*o.Status.LastScaleTime)
+		}
+	case *corev1.PersistentVolumeClaim:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastProbeTime, c.LastTransitionTime)
 		}
 	case *apiregistrationv1.APIService:
 		for _, c := range o.Status.Conditions {

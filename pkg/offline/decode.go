@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -321,6 +322,15 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 	}
 	if target != apiVersion {
 		d.stats.Converted[apiVersion+" "+kind]++
+	}
+	if r.Namespaced && namespaceOf(obj) == "" {
+		// kubectl get prints an object's namespace; a pasted manifest may
+		// leave it out, and kubectl would apply it to the context's
+		// namespace: "default" keeps commands whole ("-n default", not
+		// "-n ").
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetNamespace(metav1.NamespaceDefault)
+		}
 	}
 	if d.ns != "" && r.Namespaced && namespaceOf(obj) != d.ns {
 		d.stats.OutOfScope++

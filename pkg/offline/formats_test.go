@@ -444,3 +444,23 @@ func TestUncapturedNamespaceIsNotMissing(t *testing.T) {
 		t.Errorf("findings %+v", r.Findings)
 	}
 }
+
+// The capture's clock is its newest past timestamp: a terminating pod's
+// deletionTimestamp (the request plus its grace period, in the future) counts
+// as the request; condition times of HPAs count. A namespaced object pasted
+// without its namespace is in "default", as kubectl would apply it.
+func TestClockAndDefaultNamespace(t *testing.T) {
+	capture := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"drainer","namespace":"b5","creationTimestamp":"2026-06-01T10:00:00Z","deletionTimestamp":"2026-06-01T12:10:00Z","deletionGracePeriodSeconds":3600},"spec":{"containers":[{"name":"a","image":"a"}]}}
+{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"web","creationTimestamp":"2026-05-01T10:00:00Z"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":3},"status":{"conditions":[{"type":"AbleToScale","status":"False","reason":"FailedGetScale","lastTransitionTime":"2026-06-01T11:00:00Z"}]}}`
+	res := mustLoad(t, writeTree(t, map[string]string{"capture.json": capture}), offline.Options{})
+	if want := time.Date(2026, 6, 1, 11, 10, 0, 0, time.UTC); !res.Now.Equal(want) {
+		t.Errorf("clock %s, want %s (the deletion request, not its deadline)", res.Now, want)
+	}
+	if hpas := res.Snapshot.HorizontalPodAutoscalers(); len(hpas) != 1 || hpas[0].Namespace != "default" {
+		t.Errorf("HPA without namespace: %+v", hpas)
+	}
+	res = mustLoad(t, writeTree(t, map[string]string{"capture.json": strings.SplitN(capture, "\n", 2)[1]}), offline.Options{})
+	if want := time.Date(2026, 6, 1, 11, 0, 0, 0, time.UTC); !res.Now.Equal(want) {
+		t.Errorf("clock %s, want the HPA condition's time %s", res.Now, want)
+	}
+}
