@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -108,8 +109,9 @@ func pullFromEvents(p *doctor.Pass, g *kube.OwnerProblem, ex kube.ContainerProbl
 	return ex.Pull, ""
 }
 
-// pullSecretsPhrase names the pull secrets the pod declares (names only).
-func pullSecretsPhrase(pod *corev1.Pod) string {
+// pullSecretsPhrase names the pull secrets the pod declares (names only),
+// and those of them the kubelet could not find.
+func pullSecretsPhrase(p *doctor.Pass, pod *corev1.Pod) string {
 	var names []string
 	for _, r := range pod.Spec.ImagePullSecrets {
 		names = append(names, r.Name)
@@ -117,5 +119,38 @@ func pullSecretsPhrase(pod *corev1.Pod) string {
 	if len(names) == 0 {
 		return "the pod declares no imagePullSecrets"
 	}
-	return "imagePullSecrets " + strings.Join(names, ", ")
+	out := "imagePullSecrets " + strings.Join(names, ", ")
+	if missing := missingPullSecrets(p, pod); len(missing) > 0 {
+		out += fmt.Sprintf(", of which the kubelet could not find %s (FailedToRetrieveImagePullSecret): the pull went without %s",
+			strings.Join(missing, ", "), map[bool]string{true: "it", false: "them"}[len(missing) == 1])
+	}
+	return out
+}
+
+// missingPullSecrets are the pull secrets the kubelet said it could not
+// retrieve for the pod (FailedToRetrieveImagePullSecret: "Unable to
+// retrieve some image pull secrets (regcred)"), sorted; nil without events.
+func missingPullSecrets(p *doctor.Pass, pod *corev1.Pod) []string {
+	if p.Snapshot.Err(kube.WarningEventReads) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, w := range kube.WarningEventsOf(p.Snapshot).AboutPod(pod) {
+		if w.Reason != "FailedToRetrieveImagePullSecret" {
+			continue
+		}
+		if m := missingPullSecretRE.FindStringSubmatch(w.Message); m != nil {
+			for _, n := range strings.Split(m[1], ",") {
+				if n = strings.TrimSpace(n); n != "" {
+					seen[n] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

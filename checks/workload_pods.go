@@ -465,6 +465,12 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		if kind, _, ok := probeKill(p, g, g.Example().Container); ok {
 			cause = kind + "-probe-kill"
 		}
+	case kube.ImagePull:
+		if pull, _ := pullFromEvents(p, g, g.Example()); pull == kube.PullAccessDenied && len(missingPullSecrets(p, g.Pods[0])) > 0 {
+			// The pull secret the pods name does not exist: one cause,
+			// missing-references' finding on this owner, which lists this.
+			via = append(via, g.Owner.Ref)
+		}
 	case kube.NodeNotReady:
 		// One node outage is one finding: node-health's, which lists this.
 		for _, n := range g.Nodes() {
@@ -480,6 +486,9 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via}
 	if len(via) > 0 {
 		f.ViaChecks = unavailableCauses
+		if g.Cause == kube.ImagePull {
+			f.ViaChecks, f.ViaCause = []string{MissingReferences.Name}, "pull-secret"
+		}
 	}
 	chain(&f, chained)
 	p.Report(f)

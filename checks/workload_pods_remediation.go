@@ -99,7 +99,12 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 		case kube.PullAccessDenied:
 			rem = append(rem, doctor.Remediation{Text: "give the pods credentials for the registry",
 				Command: fmt.Sprintf("kubectl create secret docker-registry regcred -n %s --docker-server=%s --docker-username=<user> --docker-password=<token>", ns, registryOf(ex.Image))})
-			if secrets := g.Pods[0].Spec.ImagePullSecrets; len(secrets) > 0 {
+			if missing := missingPullSecrets(p, g.Pods[0]); len(missing) > 0 {
+				// The secret they name does not exist: create it under
+				// that name, and the pods pull with it once recreated.
+				rem[len(rem)-1] = doctor.Remediation{Text: fmt.Sprintf("create the pull secret %s the pods name (the kubelet cannot find it in namespace %s)", missing[0], ns),
+					Command: fmt.Sprintf("kubectl create secret docker-registry %s -n %s --docker-server=%s --docker-username=<user> --docker-password=<token>", missing[0], ns, registryOf(ex.Image))}
+			} else if secrets := g.Pods[0].Spec.ImagePullSecrets; len(secrets) > 0 {
 				var names []string
 				for _, r := range secrets {
 					names = append(names, r.Name)

@@ -96,7 +96,7 @@ func causeDetails(p *doctor.Pass, g *kube.OwnerProblem) (verb, details string) {
 			details += " (" + ex.Reason + ")"
 		}
 		if pull == kube.PullAccessDenied || pull == kube.PullAmbiguous || pull == kube.PullUnknown {
-			details += fmt.Sprintf("; registry %s, %s", registryOf(ex.Image), pullSecretsPhrase(g.Pods[0]))
+			details += fmt.Sprintf("; registry %s, %s", registryOf(ex.Image), pullSecretsPhrase(p, g.Pods[0]))
 		}
 		return "unable to pull the image", details
 	case kube.ConfigError:

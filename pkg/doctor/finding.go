@@ -65,6 +65,10 @@ type Finding struct {
 	// check made of the same refusal on that Deployment, never into an
 	// unrelated finding that happens to name the same object.
 	ViaChecks []string `json:"-"`
+	// ViaCause, when set, narrows Via further to findings of that Cause:
+	// a pull refused for want of a secret folds into the missing secret's
+	// finding, not into a missing ServiceAccount's on the same owner.
+	ViaCause string `json:"-"`
 	// ViaKeepsSeverity says that folding this finding does not raise the
 	// cause's severity: the cause's check has already weighed this
 	// consequence (a webhook whose failurePolicy is Ignore stays a warning

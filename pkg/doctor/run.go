@@ -487,7 +487,8 @@ func Fold(fs []Finding) []Finding {
 		var out []int
 		for _, v := range fs[i].Via {
 			for _, j := range byObject[key(v)] {
-				if len(fs[i].ViaChecks) > 0 && !slices.Contains(fs[i].ViaChecks, fs[j].Check) {
+				if len(fs[i].ViaChecks) > 0 && !slices.Contains(fs[i].ViaChecks, fs[j].Check) ||
+					fs[i].ViaCause != "" && fs[j].Cause != fs[i].ViaCause {
 					continue
 				}
 				if j != i && fs[j].Check != fs[i].Check && !slices.Contains(out, j) {
