@@ -75,7 +75,7 @@ func socketWorkloads(s *snapshot.Snapshot) []*socketWorkload {
 	seen := map[string]bool{}
 	for _, pod := range s.Pods() {
 		top, ok := own.Top(pod)
-		if !ok || top.Spec != nil || kube.Terminal(pod) {
+		if !ok || top.Spec != nil && !kube.MirrorPod(pod) || kube.Terminal(pod) {
 			continue // a bare pod, or a listed controller: judged above
 		}
 		mounts := runtimeMounts(&pod.Spec)
@@ -90,7 +90,7 @@ func socketWorkloads(s *snapshot.Snapshot) []*socketWorkload {
 				w.Ref = doctor.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: pod.Namespace, Name: strings.TrimSuffix(top.Ref.Name, "-"+hash)}
 			}
 		}
-		if top.Ref.Kind == "Node" { // a mirror pod: its spec is a manifest on the node
+		if kube.MirrorPod(pod) { // its spec is a manifest on the node
 			w.Workload = &kube.Workload{Ref: kube.Ref("v1", "Pod", &pod.ObjectMeta), Meta: &pod.ObjectMeta, Spec: &pod.Spec, SpecPath: "/spec", Object: pod}
 			w.static = true
 		}

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -110,8 +111,15 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("list the pods waiting for scheduler %s; start that scheduler, or set spec.schedulerName to default-scheduler in the template", s),
 				Command: fmt.Sprintf("kubectl get pods -A --field-selector spec.schedulerName=%s,spec.nodeName=", s)})
 		} else if slices.ContainsFunc(never, func(n kube.NeverScheduled) bool { return n.Scheduler == "" && nothingRecorded(n) }) {
-			rem = append(rem, doctor.Remediation{Text: "no scheduler has acted on its pods: see whether the default scheduler runs (a managed control plane does not list it)",
-				Command: "kubectl get pods -n kube-system -l component=kube-scheduler"})
+			if down := unreadySchedulers(p); len(down) > 0 {
+				// The default scheduler's own pod says why nothing binds.
+				msg += fmt.Sprintf("; the default scheduler's pod %s is not ready", strings.Join(doctor.Examples(down), ", "))
+				rem = append(rem, doctor.Remediation{Text: "no scheduler has acted on its pods and the scheduler's pod is not ready: read why it fails (a static pod: fix its manifest on the control-plane node)",
+					Command: fmt.Sprintf("kubectl logs -n kube-system %s --previous", down[0])})
+			} else {
+				rem = append(rem, doctor.Remediation{Text: "no scheduler has acted on its pods: see whether the default scheduler runs (a managed control plane does not list it)",
+					Command: "kubectl get pods -n kube-system -l component=kube-scheduler"})
+			}
 		}
 		f := doctor.Finding{Severity: severityFor(a), Object: w.Ref, Message: msg, Count: max(len(notReady), 1), Cause: "unavailable",
 			Examples: doctor.Examples(names), Evidence: ev, Via: via, ViaChecks: unavailableCauses, Remediation: rem}
@@ -216,4 +224,23 @@ func neverScheduledWords(now time.Time, pods []*corev1.Pod, never []kube.NeverSc
 		return "1 pod was never scheduled: " + why
 	}
 	return fmt.Sprintf("%d pods were never scheduled; pod %s: %s", len(pods), pods[best].Name, why)
+}
+
+// unreadySchedulers are the default scheduler's pods (kube-system,
+// component=kube-scheduler, as kubeadm and most installers label its static
+// pod) that are not ready, when none of them is: nil when one runs, or when
+// the scheduler is not in the snapshot (a managed control plane).
+func unreadySchedulers(p *doctor.Pass) []string {
+	var down []string
+	for _, pod := range p.Snapshot.Pods() {
+		if pod.Namespace != metav1.NamespaceSystem || pod.Labels["component"] != "kube-scheduler" || kube.Terminal(pod) {
+			continue
+		}
+		if kube.Ready(pod) {
+			return nil
+		}
+		down = append(down, pod.Name)
+	}
+	sort.Strings(down)
+	return down
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -206,6 +207,13 @@ finding into theirs, which lists it as explained: one finding per root
 cause. The fold keeps their severity (a webhook that fails open stays a
 warning however dead its backend is). When those checks do not run, this
 finding stands on its own.
+
+A static pod (a mirror pod, owned by its node) is its own workload: the
+finding names the pod, and one of the control plane in kube-system
+(kubeadm's ` + "`component`" + ` label: kube-scheduler, kube-controller-manager,
+kube-apiserver, etcd) is critical and says what its outage stops. Pods that
+no scheduler has acted on name the default scheduler's pod when it is not
+ready.
 
 Without pods (a pasted ` + "`kubectl get deployment -o yaml`" + `, a capture or a user
 without them) the check still runs on the Deployments' own status: a rollout
@@ -482,7 +490,13 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 			cause += "-" + string(kube.ClassifyEvent(ex.Event.Reason, ex.Event.Message).Class)
 		}
 	}
-	f := doctor.Finding{Severity: severityFor(a), Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
+	sev := severityFor(a)
+	if role := controlPlaneRole(g.Pods[0]); role != "" {
+		// A control-plane component down is the whole cluster's problem.
+		sev = doctor.Critical
+		msg += "; it is a static pod of the control plane (its manifest on node " + g.Pods[0].Spec.NodeName + "): " + role
+	}
+	f := doctor.Finding{Severity: sev, Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
 		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via}
 	if len(via) > 0 {
 		f.ViaChecks = unavailableCauses
@@ -635,4 +649,24 @@ func servicesWithoutEndpoints(s *snapshot.Snapshot, g *kube.OwnerProblem) []stri
 		}
 	}
 	return out
+}
+
+// controlPlaneRole says what a control-plane static pod's outage stops
+// (kubeadm's component label on its mirror pod in kube-system), "" for
+// other pods.
+func controlPlaneRole(pod *corev1.Pod) string {
+	if pod.Namespace != metav1.NamespaceSystem || !kube.MirrorPod(pod) {
+		return ""
+	}
+	switch pod.Labels["component"] {
+	case "kube-scheduler":
+		return "while no scheduler runs, no new pod is placed on a node"
+	case "kube-controller-manager":
+		return "while it is down, no controller acts: Deployments, ReplicaSets, Jobs and node lifecycle stand still"
+	case "kube-apiserver":
+		return "an API server of this node is down"
+	case "etcd":
+		return "an etcd member is down: the cluster's store loses a replica"
+	}
+	return ""
 }

@@ -156,6 +156,11 @@ func (o *Owners) Top(p *corev1.Pod) (*Workload, bool) {
 	if c == nil {
 		return nil, false
 	}
+	if c.Kind == "Node" {
+		// A mirror pod: the kubelet runs it from a manifest on the node
+		// (a static pod), and the pod is what a finding names.
+		return &Workload{Ref: Ref("v1", "Pod", &p.ObjectMeta), Meta: &p.ObjectMeta, Spec: &p.Spec, SpecPath: "/spec", Object: p}, true
+	}
 	cur := o.byUID[c.UID]
 	if cur == nil {
 		if d := o.deploymentOfUnlisted(p, c); d != nil {
@@ -226,4 +231,16 @@ func (o *Owners) parent(w *Workload) *Workload {
 // workload when it has none, nil when the object is not listed.
 func (o *Owners) TopOf(m *metav1.ObjectMeta) *Workload {
 	return o.climb(o.byUID[m.UID])
+}
+
+// MirrorPod says whether the pod is the API's copy of a static pod, which
+// the kubelet runs from a manifest on its node (kube-apiserver,
+// kube-scheduler, etcd on kubeadm control planes): deleting or editing it
+// changes nothing; the manifest does.
+func MirrorPod(p *corev1.Pod) bool {
+	if _, ok := p.Annotations[corev1.MirrorPodAnnotationKey]; ok {
+		return true
+	}
+	c := metav1.GetControllerOfNoCopy(p)
+	return c != nil && c.Kind == "Node"
 }
