@@ -75,6 +75,14 @@ is reported here on its own, dated only by the taint's ` + "`timeAdded`" + `:
     behind it; the node lifecycle controller removes it once it sees that, so
     if it stays, that controller is not running or something re-adds it
 
+A node cordoned by an updater that uncordons it when done (OpenShift's
+Machine Config Operator, kured, the cluster autoscaler, Karpenter, told by
+their annotations and taints) is never told to uncordon by hand: it is an
+info while the updater works, and a warning quoting the updater's own
+reason when it says it failed (` + "`failed to drain node ... after 1 hour`" + `, most
+often a PodDisruptionBudget that allows no disruption). Unschedulable pods
+are not offered to uncordon such a node either.
+
 ## How to fix
 Describe the node and read its conditions and events; fix the kubelet, the
 container runtime or the pressure that the taint reports; uncordon a node
@@ -139,6 +147,7 @@ func registering(n *corev1.Node, now time.Time) bool {
 func runNodeTaints(p *doctor.Pass) error {
 	groups := map[string]*taintGroup{}
 	var cordoned []string
+	var managed []managedCordon
 	var cordonedSince time.Time // the oldest cordon's taint time, when known
 	nodes := p.Snapshot.Nodes()
 	now := p.Now
@@ -166,7 +175,11 @@ func runNodeTaints(p *doctor.Pass) error {
 			}
 		}
 		if cordon {
-			cordoned = append(cordoned, n.Name)
+			if by := kube.CordonedBy(n); by != nil {
+				managed = append(managed, managedCordon{node: n.Name, by: by})
+			} else {
+				cordoned = append(cordoned, n.Name)
+			}
 		}
 		for key, effs := range effects {
 			sort.Slice(effs, func(a, b int) bool { return effs[a] < effs[b] })
@@ -252,6 +265,7 @@ func runNodeTaints(p *doctor.Pass) error {
 		}
 		p.Report(f)
 	}
+	reportManagedCordons(p, managed)
 	if len(cordoned) > 0 {
 		sort.Strings(cordoned)
 		who := "node " + cordoned[0] + " is"
@@ -281,4 +295,52 @@ func runNodeTaints(p *doctor.Pass) error {
 		})
 	}
 	return nil
+}
+
+// managedCordon is a node cordoned by a controller that uncordons it when
+// done (an OS update, a reboot, a scale-down).
+type managedCordon struct {
+	node string
+	by   *kube.Cordoner
+}
+
+// reportManagedCordons groups nodes cordoned by an updater by who and
+// state: a stalled update (the controller says it failed) is a warning with
+// its reason, one in progress an info; neither is told to uncordon, which
+// would fight the controller.
+func reportManagedCordons(p *doctor.Pass, managed []managedCordon) {
+	groups := map[string][]managedCordon{}
+	var keys []string
+	for _, m := range managed {
+		k := m.by.Who + "|" + m.by.Failed
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], m)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g := groups[k]
+		var names []string
+		for _, m := range g {
+			names = append(names, m.node)
+		}
+		sort.Strings(names)
+		by := g[0].by
+		who, them, stay := "node "+names[0]+" is", "it", "it stays"
+		if len(names) > 1 {
+			who, them, stay = doctor.Plural(len(names), "node", "nodes")+" are", "them", "they stay"
+		}
+		f := doctor.Finding{Severity: doctor.Info, Object: kube.NodeRef(names[0]), Count: len(names), Examples: doctor.Examples(names), Members: nodeMembers(names),
+			Message: fmt.Sprintf("%s cordoned by %s: %s; it uncordons %s when done, so do not uncordon by hand", who, by.Who, by.Doing, them),
+			Remediation: []doctor.Remediation{{Text: "follow its progress", Command: by.Progress}}}
+		if by.Failed != "" {
+			f.Severity = doctor.Warning
+			f.Message = fmt.Sprintf("%s cordoned by %s, which reports that it failed: %s; %s cordoned until it succeeds", who, by.Who, quote(by.Failed), stay)
+			if by.Hint != "" {
+				f.Remediation = append(f.Remediation, doctor.Remediation{Text: by.Hint, Command: by.HintCommand})
+			}
+		}
+		p.Report(f)
+	}
 }

@@ -151,3 +151,53 @@ func NeverPostedStatus(n *corev1.Node) (registered time.Time, never bool) {
 	}
 	return n.CreationTimestamp.Time, true
 }
+
+// Cordoner is the controller that cordoned a node to work on it and will
+// uncordon it when done, as the node's annotations or taints say.
+type Cordoner struct {
+	Who, Doing string // "the Machine Config Operator", "applying an OS and configuration update"
+	// Failed is the controller's own account of why it is stuck, "" while
+	// it works.
+	Failed string
+	// Progress is the command that shows its progress; Hint and
+	// HintCommand what usually unblocks it when it failed.
+	Progress, Hint, HintCommand string
+}
+
+// CordonedBy says which updater cordoned the node, nil for a cordon of no
+// known controller (a person's kubectl cordon or drain): OpenShift's Machine
+// Config Operator (machineconfiguration.openshift.io/state Working or
+// Degraded), kured (its node lock annotation), the cluster autoscaler
+// (ToBeDeletedByClusterAutoscaler) and Karpenter (karpenter.sh/disrupted).
+func CordonedBy(n *corev1.Node) *Cordoner {
+	const mco = "machineconfiguration.openshift.io/"
+	switch st := n.Annotations[mco+"state"]; st {
+	case "Working", "Degraded":
+		c := &Cordoner{Who: "the Machine Config Operator", Doing: "it applies an OS and configuration update",
+			Progress: "oc get machineconfigpool"}
+		if st == "Degraded" {
+			c.Failed = n.Annotations[mco+"reason"]
+			if c.Failed == "" {
+				c.Failed = "Degraded"
+			}
+			c.Hint = "a drain that never ends is most often a PodDisruptionBudget that allows no disruption: find it, and read the machine-config-daemon's log on the node"
+			c.HintCommand = "kubectl get pdb -A"
+		}
+		return c
+	}
+	if _, ok := n.Annotations["weave.works/kured-node-lock"]; ok {
+		return &Cordoner{Who: "kured", Doing: "it reboots the node for pending OS updates",
+			Progress: "kubectl -n kube-system logs -l name=kured --tail=20"}
+	}
+	for _, t := range n.Spec.Taints {
+		switch t.Key {
+		case "ToBeDeletedByClusterAutoscaler":
+			return &Cordoner{Who: "the cluster autoscaler", Doing: "it scales the node down",
+				Progress: "kubectl -n kube-system describe configmap cluster-autoscaler-status"}
+		case "karpenter.sh/disrupted", "karpenter.sh/disruption":
+			return &Cordoner{Who: "Karpenter", Doing: "it disrupts the node (consolidation, drift or expiry) and replaces it",
+				Progress: "kubectl get nodeclaims"}
+		}
+	}
+	return nil
+}

@@ -51,7 +51,8 @@ func (f *Fit) Soonest() *SoonestFix {
 			continue
 		}
 		switch {
-		case n.Cordoned && len(n.Taints) == 0 && len(n.Short) == 0:
+		case n.Cordoned && len(n.Taints) == 0 && len(n.Short) == 0 && CordonedBy(n.Node) == nil:
+			// (A node an updater cordoned is not uncordoned by hand.)
 			uncordon = append(uncordon, n.Node.Name)
 		case !n.Cordoned && len(n.Taints) == 1 && len(n.Short) == 0 && TaintClass(n.Taints[0].Key) != TaintProblem && !VirtualNode(n.Node):
 			// (A virtual kubelet's provider taint is not tolerated to make
