@@ -24,6 +24,7 @@ func All() []*doctor.Check {
 		NodePodCapacity,
 		RolloutHistory,
 		WorkloadPods,
+		ControllersStalled,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,

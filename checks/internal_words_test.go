@@ -31,10 +31,10 @@ func TestVersionOrder(t *testing.T) {
 	}
 }
 
-// TestUnreadySchedulers: the default scheduler is called down only when
+// TestUnreadyComponent: the default scheduler is called down only when
 // every one of its pods is unready; a ready replica, or no scheduler pod in
 // the snapshot (a managed control plane), says nothing.
-func TestUnreadySchedulers(t *testing.T) {
+func TestUnreadyComponent(t *testing.T) {
 	pod := func(name string, ready corev1.ConditionStatus) *corev1.Pod {
 		return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", Labels: map[string]string{"component": "kube-scheduler"}},
@@ -52,7 +52,7 @@ func TestUnreadySchedulers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := unreadySchedulers(&doctor.Pass{Snapshot: s}); len(got) != tc.want {
+		if got := unreadyComponent(&doctor.Pass{Snapshot: s}, "kube-scheduler"); len(got) != tc.want {
 			t.Errorf("%d scheduler pods: %v, want %d down", len(tc.pods), got, tc.want)
 		}
 	}

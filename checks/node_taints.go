@@ -332,7 +332,7 @@ func reportManagedCordons(p *doctor.Pass, managed []managedCordon) {
 			who, them, stay = doctor.Plural(len(names), "node", "nodes")+" are", "them", "they stay"
 		}
 		f := doctor.Finding{Severity: doctor.Info, Object: kube.NodeRef(names[0]), Count: len(names), Examples: doctor.Examples(names), Members: nodeMembers(names),
-			Message: fmt.Sprintf("%s cordoned by %s: %s; it uncordons %s when done, so do not uncordon by hand", who, by.Who, by.Doing, them),
+			Message:     fmt.Sprintf("%s cordoned by %s: %s; it uncordons %s when done, so do not uncordon by hand", who, by.Who, by.Doing, them),
 			Remediation: []doctor.Remediation{{Text: "follow its progress", Command: by.Progress}}}
 		if by.Failed != "" {
 			f.Severity = doctor.Warning

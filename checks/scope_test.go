@@ -36,6 +36,13 @@ func TestScopedScanInventsNothing(t *testing.T) {
 		out := map[string]string{}
 		for _, f := range r.Findings {
 			out[f.Check+" "+f.Object.String()] = f.Message
+			// A grouped finding stands for each of its members: a scoped
+			// scan may name another of them first.
+			for _, m := range f.Members {
+				if _, ok := out[f.Check+" "+m.String()]; !ok {
+					out[f.Check+" "+m.String()] = f.Message
+				}
+			}
 			for _, e := range f.Explains {
 				if k, _, ok := strings.Cut(e, ": "); ok {
 					out[k] = e

@@ -111,7 +111,7 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("list the pods waiting for scheduler %s; start that scheduler, or set spec.schedulerName to default-scheduler in the template", s),
 				Command: fmt.Sprintf("kubectl get pods -A --field-selector spec.schedulerName=%s,spec.nodeName=", s)})
 		} else if slices.ContainsFunc(never, func(n kube.NeverScheduled) bool { return n.Scheduler == "" && nothingRecorded(n) }) {
-			if down := unreadySchedulers(p); len(down) > 0 {
+			if down := unreadyComponent(p, "kube-scheduler"); len(down) > 0 {
 				// The default scheduler's own pod says why nothing binds.
 				msg += fmt.Sprintf("; the default scheduler's pod %s is not ready", strings.Join(doctor.Examples(down), ", "))
 				rem = append(rem, doctor.Remediation{Text: "no scheduler has acted on its pods and the scheduler's pod is not ready: read why it fails (a static pod: fix its manifest on the control-plane node)",
@@ -226,14 +226,14 @@ func neverScheduledWords(now time.Time, pods []*corev1.Pod, never []kube.NeverSc
 	return fmt.Sprintf("%d pods were never scheduled; pod %s: %s", len(pods), pods[best].Name, why)
 }
 
-// unreadySchedulers are the default scheduler's pods (kube-system,
-// component=kube-scheduler, as kubeadm and most installers label its static
-// pod) that are not ready, when none of them is: nil when one runs, or when
-// the scheduler is not in the snapshot (a managed control plane).
-func unreadySchedulers(p *doctor.Pass) []string {
+// unreadyComponent are the pods of a control-plane component (kube-system,
+// component=NAME, as kubeadm and most installers label its static pod)
+// that are not ready, when none of them is: nil when one runs, or when the
+// component is not in the snapshot (a managed control plane).
+func unreadyComponent(p *doctor.Pass, component string) []string {
 	var down []string
 	for _, pod := range p.Snapshot.Pods() {
-		if pod.Namespace != metav1.NamespaceSystem || pod.Labels["component"] != "kube-scheduler" || kube.Terminal(pod) {
+		if pod.Namespace != metav1.NamespaceSystem || pod.Labels["component"] != component || kube.Terminal(pod) {
 			continue
 		}
 		if kube.Ready(pod) {

@@ -68,7 +68,7 @@ func TestListingOptionsRun(t *testing.T) {
 		t.Fatalf("taints: %v\n%s", err, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 16 || !strings.HasPrefix(lines[0], "NODE ") || !strings.HasPrefix(lines[1], "cp-1 ") || !strings.Contains(lines[1], "node-role.kubernetes.io/control-plane") {
+	if len(lines) != 18 || !strings.HasPrefix(lines[0], "NODE ") || !strings.HasPrefix(lines[1], "cp-1 ") || !strings.Contains(lines[1], "node-role.kubernetes.io/control-plane") {
 		t.Errorf("taints table:\n%s", out.String())
 	}
 

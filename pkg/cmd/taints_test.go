@@ -32,6 +32,8 @@ func TestTaintRows(t *testing.T) {
 		"cp-1 node-role.kubernetes.io/control-plane=:NoSchedule - control-plane",
 		"fresh-1 node.kubernetes.io/not-ready=:NoSchedule 11:58 problem",
 		"gpu-1 dedicated=gpu:NoSchedule - intended",
+		"mco-1 node.kubernetes.io/unschedulable=:NoSchedule 10:00 cordon",
+		"reboot-1 node.kubernetes.io/unschedulable=:NoSchedule 11:50 cordon",
 		"silent-1 node.kubernetes.io/not-ready=:NoSchedule 11:40 problem",
 		"worker-1 =: - ",
 		"worker-2 node.kubernetes.io/unreachable=:NoExecute 09:00 problem",

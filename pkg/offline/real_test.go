@@ -23,10 +23,10 @@ func TestRealSupportBundles(t *testing.T) {
 		passed        []string
 	}{
 		{"sbctl-support-bundle", "v1.23.5", time.Date(2022, 4, 12, 0, 56, 6, 0, time.UTC), 18,
-			[]string{"job-backlog", "job-failed", "namespace-stuck-terminating", "node-drift", "node-health", "node-pod-capacity", "node-taints",
+			[]string{"controllers-stalled", "job-backlog", "job-failed", "namespace-stuck-terminating", "node-drift", "node-health", "node-pod-capacity", "node-taints",
 				"pending-taints", "pod-storm", "pods-stuck", "pvc-pending", "replica-failure", "rollout-history", "runtime-socket", "sandbox-failures", "unschedulable", "workload-pods"}},
 		{"troubleshoot-support-bundle.tar.gz", "v1.24.4+k3s1", time.Date(2022, 12, 21, 16, 43, 9, 0, time.UTC), 40,
-			[]string{"job-backlog", "job-failed", "namespace-stuck-terminating", "node-drift", "node-health", "node-pod-capacity", "node-taints",
+			[]string{"controllers-stalled", "job-backlog", "job-failed", "namespace-stuck-terminating", "node-drift", "node-health", "node-pod-capacity", "node-taints",
 				"pdb-blocks-drain", "pending-taints", "pod-storm", "pods-stuck", "pvc-pending", "replica-failure", "rollout-history", "runtime-socket", "sandbox-failures", "unschedulable", "workload-pods"}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {

@@ -24,10 +24,10 @@ type Builder struct {
 	// captured (see CoverCapturedNamespacesOnly).
 	capturedOnly bool
 	absent       string
-	items   map[Resource][]runtime.Object
-	present map[Resource]bool
-	errs    map[Resource]error
-	metrics io.Reader
+	items        map[Resource][]runtime.Object
+	present      map[Resource]bool
+	errs         map[Resource]error
+	metrics      io.Reader
 }
 
 // NewBuilder returns an empty builder; absent is the reason given for reads
