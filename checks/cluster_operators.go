@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -239,9 +240,12 @@ func reportClusterVersion(p *doctor.Pass, cv *snapshot.ClusterVersion, reported 
 		if strings.HasPrefix(failing.Reason, "ClusterOperator") && len(reported) > 0 {
 			// The operators its message names, if it names any reported.
 			var named []string
+			words := map[string]bool{}
+			for _, w := range operatorNameRE.FindAllString(failing.Message, -1) {
+				words[w] = true
+			}
 			for _, name := range reported {
-				if strings.Contains(failing.Message, "operator "+name+" ") || strings.HasSuffix(failing.Message, "operator "+name) ||
-					strings.Contains(failing.Message, " "+name+",") {
+				if words[name] {
 					named = append(named, name)
 				}
 			}
@@ -270,3 +274,7 @@ func reportClusterVersion(p *doctor.Pass, cv *snapshot.ClusterVersion, reported 
 		},
 	})
 }
+
+// operatorNameRE finds the names in a ClusterVersion message ("Cluster
+// operators etcd, kube-apiserver are degraded"): DNS-label words.
+var operatorNameRE = regexp.MustCompile(`[a-z0-9][a-z0-9.-]*[a-z0-9]`)
