@@ -254,7 +254,7 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 	rem := []doctor.Remediation{{Text: "compare the pool's nodes side by side", Command: listPoolCommand(pool)}}
 	object, members := "", odd
 	tail := ""
-	if len(odd) > 0 && oddNewer(pool.Drift(), skewed) {
+	if len(odd) > 0 && oddNewer(pool.Drift(), skewed) && !anyNotReady(p.Snapshot, odd) {
 		// The odd nodes run the newer software: an update rolling through
 		// the pool, under way or stalled. Draining the updated nodes to
 		// reinstall the older image would undo it.
@@ -273,6 +273,11 @@ func reportDrift(p *doctor.Pass, pool *kube.Pool, skewed map[string]bool) {
 		}
 		object = odd[0]
 	} else if len(odd) > 0 {
+		if oddNewer(pool.Drift(), skewed) {
+			// The newer software fails where it runs: the new image is
+			// the suspect, and the nodes on the older one are the baseline.
+			tail = "; the odd nodes, on the newer software, are the ones not ready: the new image is the suspect"
+		}
 		names := strings.Join(doctor.Examples(odd), " ")
 		rem = append(rem, doctor.Remediation{Text: "drain the odd nodes", Command: "kubectl drain " + names + " --ignore-daemonsets --delete-emptydir-data"})
 		rem = append(rem, replaceRemediation(pool, names, "")...)
@@ -520,4 +525,19 @@ func machineConfigStates(s *snapshot.Snapshot, pool *kube.Pool) string {
 	}
 	sort.Strings(out)
 	return strings.Join(doctor.Examples(out), "; ")
+}
+
+// anyNotReady says whether one of the named nodes is not Ready.
+func anyNotReady(s *snapshot.Snapshot, names []string) bool {
+	for _, n := range s.Nodes() {
+		if !slices.Contains(names, n.Name) {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -179,6 +179,8 @@ var incidentWant = map[string][]wantFinding{
 	// admission-webhooks reports now: folded into its findings (checked
 	// below), none of their own.
 	"apiserver-metrics": {},
+	// The real controller-manager runs: every object is observed.
+	"controllers-stalled": {},
 	"admission-webhooks": {
 		// Failing open is critical once the API server's metrics show it skipped the policy.
 		{doctor.Critical, "validatingwebhookconfiguration/pod-policy", `^webhook pod-policy\.example\.io \(failurePolicy Ignore, timeout 30s\): service policy/pod-policy does not exist: every matching CREATE/UPDATE of pods may wait up to 30s, then silently skips the policy; it intercepts pods in every namespace, kube-system included.*; the harm shows: the API server skipped it [\d,]+ times`, 1},

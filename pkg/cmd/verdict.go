@@ -1,9 +1,11 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
@@ -55,7 +57,13 @@ func decide(o outcome) verdict {
 	case o.Fails:
 		return verdict{Code: ExitFindings, Warning: o.Incomplete}
 	case o.Incomplete != "" && !o.AllowIncomplete:
-		return verdict{Code: ExitError, Err: errors.New(o.Incomplete + "; --allow-incomplete accepts partial scans")}
+		hint := "; --allow-incomplete accepts partial scans"
+		if strings.Contains(o.Incomplete, context.DeadlineExceeded.Error()) {
+			// The scan ran out of time, not of data: a longer --timeout is
+			// the fix (a large capture or cluster takes longer than 60s).
+			hint = "; the scan hit its --timeout: raise it (--timeout 10m), or --allow-incomplete accepts partial scans"
+		}
+		return verdict{Code: ExitError, Err: errors.New(o.Incomplete + hint)}
 	}
 	v := verdict{Code: ExitOK, Warning: o.Incomplete}
 	if !o.RequireComplete {

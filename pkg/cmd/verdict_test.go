@@ -36,6 +36,8 @@ func TestDecide(t *testing.T) {
 		{"incomplete, a finding at --fail-on: 1 wins, incompleteness is a warning", outcome{Fails: true, Incomplete: partial}, ExitFindings, partial, ""},
 		{"incomplete with --allow-incomplete, a finding at --fail-on", outcome{Fails: true, Incomplete: partial, AllowIncomplete: true}, ExitFindings, partial, ""},
 		{"incomplete, nothing at --fail-on", outcome{Incomplete: partial}, ExitError, "", partial + "; --allow-incomplete accepts partial scans"},
+		{"out of time: raise --timeout", outcome{Incomplete: "1 check of 34 could not run (pods-stuck: scan cancelled: context deadline exceeded)"}, ExitError, "",
+			"1 check of 34 could not run (pods-stuck: scan cancelled: context deadline exceeded); the scan hit its --timeout: raise it (--timeout 10m), or --allow-incomplete accepts partial scans"},
 		{"incomplete with --allow-incomplete, nothing at --fail-on", outcome{Incomplete: partial, AllowIncomplete: true}, ExitOK, partial, ""},
 		// Gaps count only with --require-complete.
 		{"gaps without --require-complete", outcome{Gaps: gaps(snapshot.CauseFailed, snapshot.CauseDenied, snapshot.CauseAbsent), Coverage: coverage}, ExitOK, "", ""},

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	corev1 "k8s.io/api/core/v1"
 	"path"
 	"strings"
 	"time"
 
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -68,6 +71,10 @@ type stream struct {
 // quietly (counted); in a strict one it is an error.
 func (d *decoder) decodeStream(name string, r io.Reader, lenient bool, hint *snapshot.Resource) error {
 	st := &stream{d: d, name: name, lenient: lenient, hint: hint}
+	// Windows PowerShell 5.1's ">" writes UTF-16 with a byte order mark:
+	// read it as kubectl does, transcoded to UTF-8 (a UTF-8 mark is
+	// dropped; text without a mark passes as it is).
+	r = transform.NewReader(r, unicode.BOMOverride(encoding.Nop.NewDecoder()))
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := peekNonSpace(br)
 	if errors.Is(err, io.EOF) {
