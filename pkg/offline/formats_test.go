@@ -464,3 +464,17 @@ func TestClockAndDefaultNamespace(t *testing.T) {
 		t.Errorf("clock %s, want the HPA condition's time %s", res.Now, want)
 	}
 }
+
+// Windows PowerShell 5.1's ">" writes UTF-16LE with a byte order mark:
+// such a file is read like its UTF-8 text.
+func TestUTF16Input(t *testing.T) {
+	text := `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"shop"},"spec":{"containers":[{"name":"a","image":"a"}]}}`
+	b := []byte{0xFF, 0xFE}
+	for _, r := range text {
+		b = append(b, byte(r), 0)
+	}
+	res := mustLoad(t, writeTree(t, map[string]string{"pods.json": string(b)}), offline.Options{})
+	if pods := res.Snapshot.Pods(); len(pods) != 1 || pods[0].Name != "web" {
+		t.Errorf("pods %v", pods)
+	}
+}
