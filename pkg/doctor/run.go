@@ -104,7 +104,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 	for _, fs := range findings {
 		r.Findings = append(r.Findings, fs...)
 	}
-	r.Findings = Fold(r.Findings)
+	r.Findings = scopeNodes(Fold(r.Findings), snap)
 	r.sort()
 	r.disambiguateFingerprints()
 	r.tally()
@@ -542,6 +542,43 @@ func Fold(fs []Finding) []Finding {
 	out := fs[:0:0]
 	for i, f := range fs {
 		if !folded[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// scopeNodes keeps, in a scan of one namespace (-n), the findings on nodes
+// that run or were meant to run a pod of that namespace: a node outage
+// elsewhere is not this namespace's problem, and a namespace's CI gate must
+// not fail on it. A grouped finding stays when one of its nodes does.
+// Cluster-wide scans keep everything.
+func scopeNodes(fs []Finding, snap *snapshot.Snapshot) []Finding {
+	if snap.Namespace == "" || snap.Err(snapshot.Pods) != nil {
+		return fs
+	}
+	used := map[string]bool{}
+	for _, p := range snap.Pods() {
+		if p.Spec.NodeName != "" {
+			used[p.Spec.NodeName] = true
+		}
+		if n := p.Status.NominatedNodeName; n != "" {
+			used[n] = true
+		}
+	}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.Object.Kind != "Node" {
+			out = append(out, f)
+			continue
+		}
+		// A node finding that explains findings of this scan stays: they
+		// are this namespace's.
+		keep := used[f.Object.Name] || len(f.Explains) > 0
+		for _, m := range f.Members {
+			keep = keep || m.Kind == "Node" && used[m.Name]
+		}
+		if keep {
 			out = append(out, f)
 		}
 	}

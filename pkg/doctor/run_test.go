@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -368,5 +371,39 @@ func TestFallbackRunsOnWhatThereIs(t *testing.T) {
 	bad.Optional = nil
 	if err := doctor.Validate([]*doctor.Check{&bad}); err == nil {
 		t.Error("a fallback read that is not optional passed validation")
+	}
+}
+
+// TestScopedScanKeepsItsNodes: a scan of one namespace keeps the findings
+// on nodes its pods run on (or are nominated to), and those that explain
+// one of its findings; other nodes' findings are not its business.
+func TestScopedScanKeepsItsNodes(t *testing.T) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
+		Spec: corev1.PodSpec{NodeName: "a"}}
+	nodeFinding := func(name string, explains ...string) func(*doctor.Pass) error {
+		return func(p *doctor.Pass) error {
+			p.Report(doctor.Finding{Object: doctor.ObjectRef{Kind: "Node", Name: name}, Message: name, Explains: explains})
+			return nil
+		}
+	}
+	for _, scope := range []string{"", "shop"} {
+		s, err := snapshot.FromObjects(pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Namespace = scope
+		r := doctor.Run(context.Background(), s, []*doctor.Check{check("a", nodeFinding("a")), check("b", nodeFinding("b")), check("c", nodeFinding("c", "x shop/pod/web: down"))}, time.Now())
+		var got []string
+		for _, f := range r.Findings {
+			got = append(got, f.Object.Name)
+		}
+		sort.Strings(got)
+		want := "a b c"
+		if scope != "" {
+			want = "a c"
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("-n %q: findings on %v, want %s", scope, got, want)
+		}
 	}
 }
