@@ -48,8 +48,10 @@ info finding per workload and rule, with the containers named. Probes are
 not judged: the snapshot drops them to stay small.
 
 ## How to fix
-Pin images by version or digest (` + "`kubectl set image`" + `); set requests (and a
-memory limit) from observed usage (` + "`kubectl set resources`" + `); give the workload
+Pin images by version or digest (` + "`kubectl set image`" + `); set what is missing from
+observed usage (` + "`kubectl set resources -c CONTAINER`" + `, only the missing requests;
+a missing memory limit at least the memory request, never below it; a bare
+pod is recreated, its resources do not change in place); give the workload
 its own ServiceAccount, or set ` + "`automountServiceAccountToken: false`" + ` when it
 does not call the API; run bare pods under a Deployment or Job.
 
@@ -101,15 +103,16 @@ func runHygiene(p *doctor.Pass) error {
 				doctor.Remediation{Text: "pin the image by version or digest", Command: fmt.Sprintf("kubectl set image %s -n %s %s=IMAGE:VERSION", kn, ns, strings.SplitN(floating[0], " ", 2)[0])})
 		}
 		if len(noRequests) > 0 || len(noLimit) > 0 {
-			var parts []string
+			var parts, why []string
 			if len(noRequests) > 0 {
 				parts = append(parts, "no CPU or memory request on "+strings.Join(noRequests, ", "))
+				why = append(why, "the scheduler reserves nothing for what is not requested, and it is evicted first under pressure")
 			}
 			if len(noLimit) > 0 {
 				parts = append(parts, "no memory limit on "+strings.Join(noLimit, ", "))
+				why = append(why, "nothing bounds its memory: a leak grows until the node is under memory pressure")
 			}
-			report("resources", strings.Join(parts, "; ")+": the scheduler places it as if it needed nothing, and it is evicted first under pressure",
-				doctor.Remediation{Text: "set requests (and a memory limit) from observed usage", Command: fmt.Sprintf("kubectl set resources %s -n %s --requests=cpu=100m,memory=128Mi --limits=memory=256Mi", kn, ns)})
+			report("resources", strings.Join(parts, "; ")+": "+strings.Join(why, "; "), resourcesRemediation(w, kn, ns, all))
 		}
 		sa := w.Spec.ServiceAccountName
 		if sa == "" {
@@ -165,4 +168,45 @@ func Profiles() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// resourcesRemediation sets what is missing on the first container that
+// lacks something, and only that: requests it already has are kept, a
+// missing memory limit is set to its memory request (never below it), and
+// what the snapshot cannot know (usage) is a placeholder. A bare pod's
+// resources cannot be set in place: it is recreated.
+func resourcesRemediation(w *kube.Workload, kn, ns string, cs []corev1.Container) doctor.Remediation {
+	if w.Ref.Kind == "Pod" {
+		return doctor.Remediation{Text: "a running pod's resources do not change in place: recreate it (better, from a controller) with requests and a memory limit from observed usage",
+			Command: fmt.Sprintf("kubectl get pod %s -n %s -o yaml", w.Ref.Name, ns)}
+	}
+	for _, c := range cs {
+		var req, lim []string
+		if _, ok := c.Resources.Requests[corev1.ResourceCPU]; !ok {
+			req = append(req, "cpu=<usage>")
+		}
+		memReq, hasMem := c.Resources.Requests[corev1.ResourceMemory]
+		if !hasMem {
+			req = append(req, "memory=<usage>")
+		}
+		if _, ok := c.Resources.Limits[corev1.ResourceMemory]; !ok {
+			if hasMem {
+				lim = append(lim, "memory="+memReq.String())
+			} else {
+				lim = append(lim, "memory=<usage+headroom>")
+			}
+		}
+		if len(req)+len(lim) == 0 {
+			continue
+		}
+		cmd := fmt.Sprintf("kubectl set resources %s -n %s -c %s", kn, ns, c.Name)
+		if len(req) > 0 {
+			cmd += " --requests=" + strings.Join(req, ",")
+		}
+		if len(lim) > 0 {
+			cmd += " --limits=" + strings.Join(lim, ",")
+		}
+		return doctor.Remediation{Text: "set what is missing, from observed usage (kubectl top pod); the requests it has are kept, and a memory limit of its memory request never kills it below what it asks for", Command: cmd}
+	}
+	return doctor.Remediation{}
 }
