@@ -60,8 +60,8 @@ func TestHygieneProfileIsOptIn(t *testing.T) {
 		t.Errorf("default scan: exit %d, %d hygiene findings, hygiene ran %v (stderr %q)", code, n, ran, stderr)
 	}
 	code, r, stderr = scan("--profile", "hygiene")
-	if n, ran := count(r); code != ExitOK || n != 4 || !ran {
-		t.Errorf("--profile hygiene: exit %d, %d hygiene findings (want 4), ran %v (stderr %q)", code, n, ran, stderr)
+	if n, ran := count(r); code != ExitOK || n != 5 || !ran {
+		t.Errorf("--profile hygiene: exit %d, %d hygiene findings (want 5), ran %v (stderr %q)", code, n, ran, stderr)
 	}
 	code, _, stderr = scan("--profile", "tidy")
 	if code != ExitError || !strings.Contains(stderr, `--profile: unknown profile "tidy" (known: hygiene)`) {
