@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,6 +52,10 @@ From the HPAs (autoscaling/v2) and the workloads they target:
   at ` + "`maxReplicas`" + `.
 ` + "`TooFewReplicas`" + ` at ` + "`minReplicas`" + ` is the normal state of an idle workload and is
 never reported.
+
+Several HPAs on one target, once the controller says so (` + "`ScalingActive=False`" + `,
+` + "`AmbiguousSelector`" + ` on one of them), are one finding on the target naming them
+all: none of them scales it, and the fix keeps one HPA with all the metrics.
 
 ## How to fix
 Point ` + "`scaleTargetRef`" + ` at the workload that exists, restore the metrics API
@@ -101,8 +106,12 @@ const metricsGrace = 5 * time.Minute
 func runHPAScaling(p *doctor.Pass) error {
 	owners := kube.OwnersOf(p.Snapshot)
 	hpas := p.Snapshot.HorizontalPodAutoscalers()
+	shared := reportSharedTargets(p, hpas)
 	for i := range hpas {
 		h := &hpas[i]
+		if shared[h.Namespace+"/"+h.Name] {
+			continue // one finding on the target they share
+		}
 		ref := kube.Ref("autoscaling/v2", "HorizontalPodAutoscaler", h)
 		t := h.Spec.ScaleTargetRef
 		target := strings.ToLower(t.Kind) + "/" + t.Name
@@ -230,3 +239,57 @@ func defaultRequest(r corev1.ResourceName) string {
 // unservedKind reads the HPA controller's "no matches for kind "Rollout" in
 // group "argoproj.io"": the target's kind is not served.
 var unservedKind = regexp.MustCompile(`no matches for kind "([^"]+)" in group "([^"]+)"`)
+
+// reportSharedTargets reports targets that several HPAs scale, once the
+// HPA controller says it refuses to act on pods more than one HPA selects
+// (AmbiguousSelector on one of them), so none of them scales. One finding on the target;
+// the HPAs it names are left out of their own findings.
+func reportSharedTargets(p *doctor.Pass, hpas []autoscalingv2.HorizontalPodAutoscaler) map[string]bool {
+	byTarget := map[string][]*autoscalingv2.HorizontalPodAutoscaler{}
+	var keys []string
+	for i := range hpas {
+		h := &hpas[i]
+		t := h.Spec.ScaleTargetRef
+		k := h.Namespace + "/" + t.Kind + "/" + t.Name
+		if byTarget[k] == nil {
+			keys = append(keys, k)
+		}
+		byTarget[k] = append(byTarget[k], h)
+	}
+	sort.Strings(keys)
+	out := map[string]bool{}
+	for _, k := range keys {
+		hs := byTarget[k]
+		if len(hs) < 2 {
+			continue
+		}
+		var names []string
+		var members []doctor.ObjectRef
+		var ambiguous *autoscalingv2.HorizontalPodAutoscalerCondition
+		for _, h := range hs {
+			if c := hpaCondition(h, autoscalingv2.ScalingActive); c != nil && c.Reason == "AmbiguousSelector" && ambiguous == nil {
+				ambiguous = c
+			}
+		}
+		if ambiguous == nil {
+			continue // the controller has not said so (yet): each HPA is judged on its own
+		}
+		for _, h := range hs {
+			names = append(names, h.Name)
+			members = append(members, kube.Ref("autoscaling/v2", "HorizontalPodAutoscaler", h))
+			out[h.Namespace+"/"+h.Name] = true
+		}
+		sort.Strings(names)
+		t, ns := hs[0].Spec.ScaleTargetRef, hs[0].Namespace
+		target := strings.ToLower(t.Kind) + "/" + t.Name
+		msg := fmt.Sprintf("%s is scaled by %d HPAs (%s): the HPA controller acts on no pods that several HPAs select, so none of them scales it", target, len(hs), strings.Join(names, ", "))
+		msg += fmt.Sprintf(" (AmbiguousSelector%s)", forDuration(p.Now, ambiguous.LastTransitionTime))
+		ref := doctor.ObjectRef{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: ns, Name: t.Name}
+		p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(hs), Examples: doctor.Examples(names), Members: members,
+			Remediation: []doctor.Remediation{
+				{Text: "compare their metrics and bounds", Command: fmt.Sprintf("kubectl get hpa %s -n %s -o yaml", strings.Join(names, " "), ns)},
+				{Text: "keep one HPA with all the metrics (an HPA takes several and scales on the highest), and delete the others",
+					Command: fmt.Sprintf("kubectl delete hpa %s -n %s", strings.Join(names[1:], " "), ns)}}})
+	}
+	return out
+}
