@@ -21,13 +21,13 @@ var PVCPending = &doctor.Check{
 	Name:     "pvc-pending",
 	Severity: doctor.Warning,
 	Origin:   "everyday",
-	// Claims and the pods that mount them are what it judges; classes and
-	// nodes only enrich the verdict, and a user limited to a namespace may
-	// read neither (both are cluster-scoped).
-	Reads:    []snapshot.Resource{snapshot.PersistentVolumeClaims, snapshot.Pods},
-	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads, snapshot.PersistentVolumes, snapshot.StorageClasses, snapshot.Nodes),
+	// Claims are what it judges; the pods that mount them, classes and
+	// nodes enrich the verdict, and a user limited to a namespace may read
+	// neither classes nor nodes (both are cluster-scoped).
+	Reads:    []snapshot.Resource{snapshot.PersistentVolumeClaims},
+	Optional: append(append([]snapshot.Resource{}, kube.WorkloadReads...), kube.WarningEventReads, snapshot.PersistentVolumes, snapshot.StorageClasses, snapshot.Nodes, snapshot.Pods),
 	Run:      runPVCPending,
-	Doc: `PersistentVolumeClaims stuck Pending, Lost or deleting, with the cause and the pods that wait on or hold them
+	Doc: `PersistentVolumeClaims stuck Pending, Lost, deleting or resizing, with the cause and the pods that wait on or hold them
 
 ## Why it matters
 A pod whose claim is not bound never starts: the scheduler reports
@@ -60,6 +60,13 @@ for less than five minutes with no verdict are left alone. The pods that
 wait are the non-terminal pods whose volumes name the claim; claims are
 grouped by those pods' top owner (a StatefulSet's claims together) and
 cause.
+
+A claim asking for more than its volume has (an expansion) is reported when
+the resizer says it fails (a ` + "`ControllerResizeError`" + ` or ` + "`NodeResizeError`" + `
+condition, else its newest ` + "`VolumeResizeFailed`" + ` or ` + "`FileSystemResizeFailed`" + ` event,
+quoted), or when its file system resize has waited 30 minutes
+(` + "`FileSystemResizePending`" + `): the kubelet finishes it when a pod mounts the
+volume again, so the fix restarts the pod that mounts it.
 
 StorageClasses and nodes are cluster-scoped, and a user limited to a
 namespace often may read neither: the check then still reports what the
@@ -130,6 +137,7 @@ func runPVCPending(p *doctor.Pass) error {
 	failed := kube.NewestEvents(kube.WarningEventsOf(p.Snapshot).Reason("ProvisioningFailed"), "PersistentVolumeClaim")
 
 	reportDeletingClaims(p, consumers, own)
+	reportResizes(p, consumers)
 	classesRead := p.Snapshot.Err(snapshot.StorageClasses) == nil
 	groups := map[string]*pvcGroup{}
 	pvcs := p.Snapshot.PersistentVolumeClaims()
@@ -171,6 +179,9 @@ func runPVCPending(p *doctor.Pass) error {
 		case problem != nil:
 			cause = classProblemWords(problem)
 		case sc != nil && st.WaitsForConsumer(pvc) && pvc.Annotations["volume.kubernetes.io/selected-node"] == "" && failed[key] == nil:
+			if p.Snapshot.Err(snapshot.Pods) != nil {
+				continue // whether a pod waits for it is not known
+			}
 			cause, podRef = consumerCause(p, waiting)
 			if cause == "" {
 				continue // no consumer yet, or one the scheduler has not judged: nothing to fix
@@ -428,4 +439,75 @@ func reportDeletingClaims(p *doctor.Pass, consumers map[string][]*corev1.Pod, ow
 		}
 		p.Report(doctor.Finding{Object: kube.Ref("v1", "PersistentVolumeClaim", pvc), Message: msg, Cause: "claim-deleting", Remediation: rem})
 	}
+}
+
+// resizeStuckAfter is how long a volume expansion may wait before it is
+// news: a controller resize takes minutes, a file system resize happens at
+// the next mount.
+const resizeStuckAfter = 30 * time.Minute
+
+// reportResizes reports claims whose expansion fails or waits: the
+// resizer's own error (a ControllerResizeError or NodeResizeError
+// condition, else the newest VolumeResizeFailed or FileSystemResizeFailed
+// event), or a file system resize left pending (FileSystemResizePending)
+// for half an hour, which finishes only when a pod mounts the volume
+// again. A claim whose requested size was reached is not judged.
+func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
+	var failed map[string]*corev1.Event
+	if p.Snapshot.Err(kube.WarningEventReads) == nil {
+		x := kube.WarningEventsOf(p.Snapshot)
+		failed = kube.NewestEvents(append(append([]*kube.Warning{}, x.Reason("VolumeResizeFailed")...), x.Reason("FileSystemResizeFailed")...), "PersistentVolumeClaim")
+	}
+	pvcs := p.Snapshot.PersistentVolumeClaims()
+	for i := range pvcs {
+		pvc := &pvcs[i]
+		want, have := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
+		if pvc.DeletionTimestamp != nil || pvc.Status.Phase != corev1.ClaimBound || want.IsZero() || have.IsZero() || want.Cmp(have) <= 0 {
+			continue
+		}
+		key := pvc.Namespace + "/" + pvc.Name
+		size := fmt.Sprintf("claim %s asks for %s, its volume has %s", pvc.Name, want.String(), have.String())
+		rem := []doctor.Remediation{{Text: "read the resizer's events", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", pvc.Name, pvc.Namespace)}}
+		var msg string
+		for _, c := range pvc.Status.Conditions {
+			switch {
+			case c.Status == corev1.ConditionTrue && strings.HasSuffix(string(c.Type), "ResizeError"):
+				msg = fmt.Sprintf("%s: expanding it fails (%s%s): %s", size, c.Type, forDuration(p.Now, c.LastTransitionTime), quote(c.Message))
+			case c.Status == corev1.ConditionTrue && c.Type == corev1.PersistentVolumeClaimFileSystemResizePending && msg == "" &&
+				p.Now.Sub(c.LastTransitionTime.Time) >= resizeStuckAfter:
+				msg = fmt.Sprintf("%s: the volume was expanded, but its file system waits for a pod to mount it again for %s (FileSystemResizePending)", size, human(p.Now.Sub(c.LastTransitionTime.Time)))
+				switch pods := consumers[key]; {
+				case len(pods) > 0:
+					msg += "; pod " + pods[0].Name + " mounts it"
+					rem = append(rem, doctor.Remediation{Text: "restart the pod that mounts it: the kubelet resizes the file system when it mounts the volume again",
+						Command: fmt.Sprintf("kubectl delete pod %s -n %s", pods[0].Name, pvc.Namespace)})
+				case p.Snapshot.Err(snapshot.Pods) == nil:
+					rem = append(rem, doctor.Remediation{Text: "no pod mounts it: the file system is resized when one does"})
+				default:
+					rem = append(rem, doctor.Remediation{Text: "restart the pod that mounts it (pods were not read): the kubelet resizes the file system when it mounts the volume again"})
+				}
+			}
+		}
+		if e := failed[key]; msg == "" && e != nil {
+			first, last, _ := kube.EventTimes(e)
+			if p.Now.Sub(first) >= resizeStuckAfter || p.Now.Sub(last) < resizeStuckAfter {
+				msg = fmt.Sprintf("%s: expanding it fails (%s, since %s ago): %s", size, e.Reason, human(p.Now.Sub(first)), quote(e.Message))
+			}
+		}
+		if msg == "" {
+			continue
+		}
+		if strings.Contains(msg, "expanding it fails") {
+			rem = append(rem, doctor.Remediation{Text: "fix what the resizer reports (a provider's rate limit passes with time; the class must allow expansion; the CSI driver's resizer must run); the resizer retries on its own",
+				Command: fmt.Sprintf("kubectl get storageclass %s -o jsonpath='{.allowVolumeExpansion}'", orUnknown(ptrString(pvc.Spec.StorageClassName)))})
+		}
+		p.Report(doctor.Finding{Object: kube.Ref("v1", "PersistentVolumeClaim", pvc), Message: msg, Cause: "resize", Remediation: rem})
+	}
+}
+
+func ptrString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -32,7 +32,8 @@ func TestPVCPendingWithoutClassesOrNodes(t *testing.T) {
 	bare := byObject(r)
 	for _, obj := range []string{"lab/persistentvolumeclaim/legacy", "ops/persistentvolumeclaim/reports-data",
 		"ops/persistentvolumeclaim/shared-a", "web/persistentvolumeclaim/legacy-data",
-		"lab/persistentvolumeclaim/nfs-home", "web/deployment/uploader"} {
+		"lab/persistentvolumeclaim/nfs-home", "web/deployment/uploader",
+		"resize/persistentvolumeclaim/es-data", "resize/persistentvolumeclaim/pg-data"} {
 		f, ok := bare[obj]
 		if !ok {
 			t.Errorf("%s: no finding without classes and nodes", obj)
@@ -50,8 +51,8 @@ func TestPVCPendingWithoutClassesOrNodes(t *testing.T) {
 			t.Errorf("%s: judged without its class: %s", obj, f.Message)
 		}
 	}
-	if len(bare) != 6 {
-		t.Errorf("%d findings without classes and nodes, want 6: %v", len(bare), bare)
+	if len(bare) != 8 {
+		t.Errorf("%d findings without classes and nodes, want 8: %v", len(bare), bare)
 	}
 
 	// Without nodes alone, a claim that binds on first use still links to
