@@ -20,9 +20,10 @@ var APIServiceUnavailable = &doctor.Check{
 	Name:     "apiservice-unavailable",
 	Severity: doctor.Critical,
 	Origin:   "OOM-Killer talk",
-	Reads:    append([]snapshot.Resource{snapshot.APIServices}, kube.ServiceReads...),
-	// The backend's pods, to name why it is unavailable.
-	Optional: append([]snapshot.Resource{snapshot.Namespaces}, kube.PodProblemReads...),
+	// The aggregator's own Available condition is the verdict; the
+	// backend's Service, endpoints and pods name why.
+	Reads:    []snapshot.Resource{snapshot.APIServices},
+	Optional: append(append([]snapshot.Resource{snapshot.Namespaces}, kube.ServiceReads...), kube.PodProblemReads...),
 	Run:      runAPIServiceUnavailable,
 	Doc: `Aggregated APIs (APIServices) that are unavailable
 

@@ -271,7 +271,9 @@ func convertIngress(raw []byte) ([]byte, error) {
 
 // convertHPAv1 converts an autoscaling/v1 HPA (still served, and what older
 // kubectl prints) to v2: its one CPU utilisation target becomes a Resource
-// metric. Conditions, which v1 keeps in an annotation, are not carried over.
+// metric. Its conditions, which v1 keeps as JSON in an annotation (the
+// same fields as v2's), become v2's conditions; an annotation that does not
+// parse is dropped.
 func convertHPAv1(raw []byte) ([]byte, error) {
 	var old autoscalingv1.HorizontalPodAutoscaler
 	if err := json.Unmarshal(raw, &old); err != nil {
@@ -290,6 +292,12 @@ func convertHPAv1(raw []byte) ([]byte, error) {
 	if c := old.Status.CurrentCPUUtilizationPercentage; c != nil {
 		h.Status.CurrentMetrics = []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricStatus{
 			Name: "cpu", Current: autoscalingv2.MetricValueStatus{AverageUtilization: c}}}}
+	}
+	if a := h.Annotations["autoscaling.alpha.kubernetes.io/conditions"]; a != "" {
+		var conds []autoscalingv2.HorizontalPodAutoscalerCondition
+		if json.Unmarshal([]byte(a), &conds) == nil {
+			h.Status.Conditions = conds
+		}
 	}
 	delete(h.Annotations, "autoscaling.alpha.kubernetes.io/conditions")
 	delete(h.Annotations, "autoscaling.alpha.kubernetes.io/current-metrics")

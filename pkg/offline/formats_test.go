@@ -478,3 +478,29 @@ func TestUTF16Input(t *testing.T) {
 		t.Errorf("pods %v", pods)
 	}
 }
+
+// An autoscaling/v1 HPA keeps its conditions as JSON in an annotation:
+// they become the v2 conditions hpa-scaling judges.
+func TestHPAv1Conditions(t *testing.T) {
+	capture := `apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata:
+  name: sample
+  namespace: argocd
+  creationTimestamp: "2020-11-23T19:00:00Z"
+  annotations:
+    autoscaling.alpha.kubernetes.io/conditions: '[{"type":"ScalingActive","status":"False","lastTransitionTime":"2020-11-23T19:38:38Z","reason":"FailedGetResourceMetric","message":"unable to fetch metrics from resource metrics API"}]'
+spec:
+  maxReplicas: 3
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: sample}
+  targetCPUUtilizationPercentage: 50
+`
+	res := mustLoad(t, writeTree(t, map[string]string{"hpa.yaml": capture}), offline.Options{})
+	hpas := res.Snapshot.HorizontalPodAutoscalers()
+	if len(hpas) != 1 || len(hpas[0].Status.Conditions) != 1 || hpas[0].Status.Conditions[0].Reason != "FailedGetResourceMetric" {
+		t.Fatalf("conditions not carried over: %+v", hpas)
+	}
+	if _, ok := hpas[0].Annotations["autoscaling.alpha.kubernetes.io/conditions"]; ok {
+		t.Error("the annotation is kept beside the conditions")
+	}
+}
