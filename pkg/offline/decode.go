@@ -39,6 +39,9 @@ type decoder struct {
 	seen   map[dedupeKey]bool
 	// keepGoing passes over files that do not parse (Options.KeepGoing).
 	keepGoing bool
+	// nullStrings: the file being read spells empty values as the string
+	// "null" (Rancher's support-bundle-kit); they are read as null.
+	nullStrings bool
 	// finished is the dump's end of capture, when it records one.
 	finished time.Time
 	// eps are the capture's core/v1 Endpoints (see endpoints.go).
@@ -176,6 +179,9 @@ func (st *stream) value(raw []byte) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
+	}
+	if st.d.nullStrings && bytes.Contains(raw, []byte(`"null"`)) {
+		raw = nullStringsAsNull(raw)
 	}
 	st.seen++
 	switch raw[0] {
@@ -534,4 +540,39 @@ func resourceOf(apiVersion, kind string) (snapshot.Resource, bool) {
 		return snapshot.Resource{}, false
 	}
 	return r, true
+}
+
+// nullStringsAsNull rewrites every string value "null" of a JSON document
+// as null: Rancher's support-bundle-kit writes empty strings and nulls so
+// (creationTimestamp: "null" would not parse as a time; an EndpointSlice
+// port named "null" would not match the Service's unnamed port). A document
+// that does not parse is returned as it is, for the decoder to report.
+func nullStringsAsNull(raw []byte) []byte {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case string:
+			if t == "null" {
+				return nil
+			}
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		}
+		return x
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return raw
+	}
+	return out
 }

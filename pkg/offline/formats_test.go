@@ -504,3 +504,46 @@ spec:
 		t.Error("the annotation is kept beside the conditions")
 	}
 }
+
+// Rancher's support-bundle-kit writes empty values as the string "null":
+// its bundles (yamls/cluster, yamls/namespaced) read as if they were null,
+// so a "null" creationTimestamp parses and a slice port named "null" is the
+// Service's unnamed port.
+func TestRancherSupportBundleNulls(t *testing.T) {
+	pods := `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: virt-api-1, namespace: harvester-system, creationTimestamp: "2022-03-22T20:00:00Z", labels: {app: virt-api}}
+  spec:
+    containers: [{name: api, image: virt-api:1}]
+    nodeName: "null"
+  status: {phase: Running, startTime: "null"}
+`
+	slices := `apiVersion: v1
+kind: List
+items:
+- apiVersion: discovery.k8s.io/v1
+  kind: EndpointSlice
+  metadata: {name: virt-api-x, namespace: harvester-system, creationTimestamp: "null", labels: {kubernetes.io/service-name: virt-api}}
+  addressType: IPv4
+  endpoints: [{addresses: [10.52.0.66], conditions: {ready: true}}]
+  ports: [{name: "null", port: 8443, protocol: TCP}]
+`
+	res := mustLoad(t, writeTree(t, map[string]string{
+		"sb/metadata.yaml": "bundleversion: 0.0.1\nbundlecreatedat: 2022-03-22T23:49:32Z\n",
+		"sb/yamls/namespaced/harvester-system/v1/pods.yaml":                            pods,
+		"sb/yamls/namespaced/harvester-system/discovery.k8s.io/v1/endpointslices.yaml": slices,
+	}), offline.Options{})
+	ps, sl := res.Snapshot.Pods(), res.Snapshot.EndpointSlices()
+	if len(ps) != 1 || ps[0].Spec.NodeName != "" || ps[0].Status.StartTime != nil {
+		t.Errorf("pods %+v", ps)
+	}
+	if len(sl) != 1 || len(sl[0].Ports) != 1 {
+		t.Fatalf("slices %+v", sl)
+	}
+	if n := sl[0].Ports[0].Name; n != nil && *n != "" {
+		t.Errorf("port name %q, want unnamed", *n)
+	}
+}

@@ -175,7 +175,14 @@ func (t *tree) file(display, rel string, open func() (io.ReadCloser, error)) err
 		if part == "resources" && i+2 < len(parts) && (parts[i+1] == "cluster" || parts[i+1] == "ns") {
 			inMarker, t.bundle, t.sonobuoy = i, true, true
 		}
+		// A Rancher support-bundle-kit bundle (Harvester, Rancher):
+		// yamls/cluster/... and yamls/namespaced/NS/..., whose writer
+		// spells empty strings and nulls as the string "null".
+		if part == "yamls" && i+2 < len(parts) && (parts[i+1] == "cluster" || parts[i+1] == "namespaced") {
+			inMarker, t.bundle = i, true
+		}
 	}
+	t.d.nullStrings = inMarker >= 0 && parts[inMarker] == "yamls"
 	base := parts[len(parts)-1]
 	ext := strings.ToLower(path.Ext(base))
 	switch {
