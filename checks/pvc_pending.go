@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,6 +213,9 @@ func runPVCPending(p *doctor.Pass) error {
 				owner = o
 				break
 			}
+		}
+		if owner == nil && p.Snapshot.Err(snapshot.Pods) != nil {
+			owner = claimTemplateOwner(p.Snapshot, own, pvc)
 		}
 		gk := pvc.Namespace + "|" + pvc.Name + "|" + cause
 		if owner != nil {
@@ -510,4 +514,27 @@ func ptrString(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// claimTemplateOwner is the StatefulSet whose volumeClaimTemplates made the
+// claim, by the name the controller gives it (TEMPLATE-SET-ORDINAL), for
+// when the pods that would say so were not read; nil otherwise.
+func claimTemplateOwner(s *snapshot.Snapshot, own *kube.Owners, pvc *corev1.PersistentVolumeClaim) *kube.Workload {
+	if s.Err(snapshot.StatefulSets) != nil {
+		return nil
+	}
+	sets := s.StatefulSets()
+	for i := range sets {
+		set := &sets[i]
+		if set.Namespace != pvc.Namespace {
+			continue
+		}
+		for _, t := range set.Spec.VolumeClaimTemplates {
+			ord, ok := strings.CutPrefix(pvc.Name, t.Name+"-"+set.Name+"-")
+			if _, err := strconv.Atoi(ord); ok && err == nil {
+				return own.Find(kube.Ref("apps/v1", "StatefulSet", set))
+			}
+		}
+	}
+	return nil
 }

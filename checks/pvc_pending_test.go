@@ -62,3 +62,22 @@ func TestPVCPendingWithoutClassesOrNodes(t *testing.T) {
 		t.Errorf("ml-cache without nodes: %q", f.Message)
 	}
 }
+
+// TestPVCPendingWithoutPods: without pods a StatefulSet's claims are still
+// grouped on it, by the name its controller gives them
+// (TEMPLATE-SET-ORDINAL).
+func TestPVCPendingWithoutPods(t *testing.T) {
+	r := runWithout(t, checks.PVCPending, snapshot.Pods)
+	found := false
+	for _, f := range r.Findings {
+		if f.Object.String() == "data/statefulset/db" {
+			found = true
+		}
+		if f.Object.String() == "data/persistentvolumeclaim/data-db-0" {
+			t.Errorf("claim of statefulset/db reported on its own: %s", f.Message)
+		}
+	}
+	if !found {
+		t.Errorf("no finding on statefulset/db without pods: %+v", r.Findings)
+	}
+}
