@@ -52,6 +52,11 @@ covers them: a selector typo that leaves them unprotected, a warning with
 the patch that points the budget at them. A PDB that
 allows disruptions is never reported.
 
+A budget whose pods (or which itself) an operator controls (a custom
+resource such as Longhorn's InstanceManager) is most likely written by that
+operator, which reverts a patch: the finding says so and points at the
+operator's own setting instead of patching.
+
 ## How to fix
 Allow at least one disruption: ` + "`maxUnavailable: 1`" + `, or ` + "`minAvailable`" + ` one below the
 replicas (or scale the workload up by one). For unhealthy pods, fix them, or
@@ -160,9 +165,36 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 			why = fmt.Sprintf("%d of its %d pods are healthy and it requires %d", st.CurrentHealthy, expected, st.DesiredHealthy)
 			rem = append(rem, doctor.Remediation{Text: "read the disruption controller's verdict", Command: fmt.Sprintf("kubectl describe pdb %s -n %s", pdb.Name, pdb.Namespace)})
 		}
+		if op := operatorOwned(pods[0], pdb); op != "" {
+			// An operator that runs the pods usually writes their budget
+			// too, and puts back what a patch changes.
+			why += fmt.Sprintf("; its pods belong to %s, whose operator most likely manages this budget and reverts a patch: change it through the operator's own setting (Longhorn: node-drain-policy)", op)
+			rem = []doctor.Remediation{{Text: "see who manages the budget and its pods", Command: fmt.Sprintf("kubectl get pdb %s -n %s -o jsonpath='{.metadata.ownerReferences}{\"\\n\"}{.metadata.labels}'", pdb.Name, pdb.Namespace)}}
+		}
 		p.Report(doctor.Finding{Object: ref, Message: head + why, Remediation: rem})
 	}
 	return nil
+}
+
+// operatorOwned names the custom resource that controls the pod ("InstanceManager
+// instance-manager-e-5708ef52 (longhorn.io)"), or the PDB's own controller,
+// when it is not a built-in workload: an operator's, "" otherwise.
+func operatorOwned(pod *corev1.Pod, pdb *policyv1.PodDisruptionBudget) string {
+	for _, c := range []*metav1.OwnerReference{metav1.GetControllerOfNoCopy(pdb), metav1.GetControllerOfNoCopy(pod)} {
+		if c == nil {
+			continue
+		}
+		group, _, _ := strings.Cut(c.APIVersion, "/")
+		if !strings.Contains(c.APIVersion, "/") {
+			group = ""
+		}
+		switch group {
+		case "", "apps", "batch":
+			continue
+		}
+		return fmt.Sprintf("%s %s (%s)", c.Kind, c.Name, group)
+	}
+	return ""
 }
 
 func isZero(v intstr.IntOrString) bool {
