@@ -101,7 +101,7 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 		case "configmap":
 			rem = append(rem, doctor.Remediation{Text: "create the ConfigMap the volume references (or fix the reference)", Command: fmt.Sprintf("kubectl create configmap %s -n %s --from-file=<path>", name, ns)})
 		case "secret":
-			rem = append(rem, doctor.Remediation{Text: "create the Secret the volume references (or fix the reference)", Command: fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=<key>=<value>", name, ns)})
+			rem = append(rem, secretRemediation(p, ns, name, "the volume references"))
 		case "persistentvolumeclaim":
 			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: name})
 		}
@@ -274,3 +274,39 @@ func holderWords(now time.Time, holders []volumeHolder, down map[string]kube.Nod
 // key: report.yaml" (and the Secret's "secret references non-existent secret
 // key: tls.crt") for a volume whose items[] names a key its object lacks.
 var missingItemKey = regexp.MustCompile(`(configmap|secret) references non-existent (?:config|secret) key: (\S+)`)
+
+// secretRemediation creates a missing Secret, unless a controller is meant
+// to write it: OpenShift's service-ca for a Service that asks for a serving
+// certificate, cert-manager for an Ingress's TLS section. A Secret made by
+// hand then blocks the real one (those controllers do not overwrite what
+// they did not create), so the fix is to see why the controller has not.
+func secretRemediation(p *doctor.Pass, ns, name, whose string) doctor.Remediation {
+	if p.Snapshot.Err(snapshot.Services) == nil {
+		for _, svc := range p.Snapshot.Services() {
+			if svc.Namespace != ns {
+				continue
+			}
+			for _, a := range []string{"service.beta.openshift.io/serving-cert-secret-name", "service.alpha.openshift.io/serving-cert-secret-name"} {
+				if svc.Annotations[a] == name {
+					return doctor.Remediation{Text: fmt.Sprintf("do not create it by hand: OpenShift's service-ca operator writes it for service %s (%s); see whether the operator runs and what it reports on the Service", svc.Name, a),
+						Command: fmt.Sprintf("oc get pods -n openshift-service-ca; oc get service %s -n %s -o jsonpath='{.metadata.annotations}'", svc.Name, ns)}
+				}
+			}
+		}
+	}
+	if p.Snapshot.Err(snapshot.Ingresses) == nil {
+		for _, ing := range p.Snapshot.Ingresses() {
+			if ing.Namespace != ns || ing.Annotations["cert-manager.io/cluster-issuer"]+ing.Annotations["cert-manager.io/issuer"] == "" {
+				continue
+			}
+			for _, t := range ing.Spec.TLS {
+				if t.SecretName == name {
+					return doctor.Remediation{Text: fmt.Sprintf("do not create it by hand: cert-manager issues it for ingress %s; see why its Certificate is not ready", ing.Name),
+						Command: fmt.Sprintf("kubectl get certificate,certificaterequest -n %s", ns)}
+				}
+			}
+		}
+	}
+	return doctor.Remediation{Text: fmt.Sprintf("create the Secret %s (or fix the reference)", whose),
+		Command: fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=<key>=<value>", name, ns)}
+}

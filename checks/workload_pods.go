@@ -35,7 +35,7 @@ var WorkloadPods = &doctor.Check{
 	// node holding a ReadWriteOnce volume is.
 	Reads: []snapshot.Resource{snapshot.Pods},
 	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
-		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes}, kube.WebhookConfigReads...)...),
+		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes, snapshot.Ingresses}, kube.WebhookConfigReads...)...),
 	// Without pods, the Deployments' own status still tells a stuck
 	// rollout and lost availability.
 	Fallback: []snapshot.Resource{snapshot.Deployments},

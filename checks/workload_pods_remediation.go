@@ -156,8 +156,7 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 			rem = append(rem, doctor.Remediation{Text: "create the ConfigMap the pods reference (or fix the reference)",
 				Command: fmt.Sprintf("kubectl create configmap %s -n %s --from-file=<path>", ex.MissingName, ns)})
 		case ex.MissingKind == "Secret" && ex.MissingKey == "":
-			rem = append(rem, doctor.Remediation{Text: "create the Secret the pods reference (or fix the reference)",
-				Command: fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=<key>=<value>", ex.MissingName, ns)})
+			rem = append(rem, secretRemediation(p, ns, ex.MissingName, "the pods reference"))
 		case ex.MissingKey != "":
 			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("add key %s to %s %s (or fix the reference)", ex.MissingKey, strings.ToLower(ex.MissingKind), ex.MissingName),
 				Command: fmt.Sprintf("kubectl edit %s %s -n %s", strings.ToLower(ex.MissingKind), ex.MissingName, ns)})

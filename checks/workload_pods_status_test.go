@@ -113,3 +113,12 @@ func TestHygieneKeepsRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedSecretNotCreatedByHand: a Secret OpenShift's service-ca
+// writes for a Service is never "kubectl create secret"-ed.
+func TestGeneratedSecretNotCreatedByHand(t *testing.T) {
+	f := fixtureFinding(t, checks.WorkloadPods, "workload-pods", "ocp/pod/metrics-0")
+	if hasCommandPrefix(f, "kubectl create secret") || !hasCommandPrefix(f, "oc get pods -n openshift-service-ca") {
+		t.Errorf("remediation %+v", f.Remediation)
+	}
+}
