@@ -46,7 +46,9 @@ the DaemonSet or StatefulSet with their revision number. Findings:
   the Addon; the addon manager's ` + "`addonmanager.kubernetes.io/mode: Reconcile`" + `):
   the value is that source's choice and a kubectl patch would be reverted;
 - workloads whose newest revision has no change-cause (info), one finding per
-  namespace;
+  namespace; workloads applied from a history of their own (Helm, Argo CD,
+  Flux, an operator that owns them, OpenShift's release payload, an addon
+  manager) are left out: their changes are recorded there;
 - a Deployment paused (` + "`spec.paused`" + `) with its template not rolled out to
   every replica (info): what was applied since the pause waits for
   ` + "`kubectl rollout resume`" + `; a pause with nothing pending is not reported.
@@ -104,7 +106,11 @@ func runRolloutHistory(p *doctor.Pass) error {
 				}},
 			})
 		}
-		if newest := w.Newest(); newest != nil && strings.TrimSpace(newest.ChangeCause) == "" {
+		managed := ""
+		if wl := owners.Find(ref); wl != nil && wl.Meta != nil {
+			managed = kube.ManagedBy(wl.Meta)
+		}
+		if newest := w.Newest(); newest != nil && strings.TrimSpace(newest.ChangeCause) == "" && managed == "" {
 			missing[w.Namespace] = append(missing[w.Namespace], w.Ref())
 			missingRefs[w.Namespace] = append(missingRefs[w.Namespace], doctor.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
 		}

@@ -30,3 +30,33 @@ func ReconcilerOf(m metav1.Object) Reconciled {
 	}
 	return Reconciled{}
 }
+
+// ManagedBy names what applies the object from a history of its own (a
+// Helm release, a GitOps controller, an operator, a platform's release
+// payload), "" for an object changed by hand: such an object's changes are
+// recorded there, so a missing kubernetes.io/change-cause loses nothing.
+func ManagedBy(m metav1.Object) string {
+	if r := ReconcilerOf(m); r.Who != "" {
+		return r.Who
+	}
+	a, l := m.GetAnnotations(), m.GetLabels()
+	switch {
+	case a["meta.helm.sh/release-name"] != "" || l["app.kubernetes.io/managed-by"] == "Helm":
+		return "Helm"
+	case a["argocd.argoproj.io/tracking-id"] != "" || l["argocd.argoproj.io/instance"] != "":
+		return "Argo CD"
+	case l["kustomize.toolkit.fluxcd.io/name"] != "" || l["helm.toolkit.fluxcd.io/name"] != "":
+		return "Flux"
+	case l["app.kubernetes.io/managed-by"] != "":
+		return l["app.kubernetes.io/managed-by"]
+	}
+	for k := range a {
+		if strings.HasPrefix(k, "include.release.openshift.io/") {
+			return "the OpenShift release payload"
+		}
+	}
+	if c := metav1.GetControllerOf(m); c != nil {
+		return c.Kind + " " + c.Name
+	}
+	return ""
+}
