@@ -124,7 +124,6 @@ func TestRealK3sSupportBundle(t *testing.T) {
 		"info rollout-history kube-system/Deployment/local-path-provisioner": "set by k3s addon local-storage",
 		"info rollout-history kube-system/Deployment/metrics-server":         "set by k3s addon metrics-server-deployment",
 		"info rollout-history /Namespace/default":                            "no kubernetes.io/change-cause",
-		"info rollout-history /Namespace/kube-system":                        "no kubernetes.io/change-cause",
 	}
 	expectFindings(t, r, want)
 	for _, c := range r.Checks {
