@@ -3,6 +3,7 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -45,6 +46,10 @@ wrong, or it targets a pool that has no node right now, such as GPU nodes
 scaled to zero). DaemonSets with a desired count above zero are left to
 the pod checks.
 
+A selector on a kind of node pools add on demand (GPU, accelerator, spot or
+preemptible labels) is said to wait for one, with nothing to fix if none is
+expected, never "fix the selector or delete it".
+
 ## How to fix
 Add the tolerations the taints need
 (` + "`kubectl patch daemonset`" + ` with the toleration printed), fix the nodeSelector
@@ -73,6 +78,14 @@ func runDaemonSetNoNodes(p *doctor.Pass) error {
 		matching := place.MatchingNodes(nodes)
 		if len(matching) == 0 {
 			sel := selectorText(&ds.Spec.Template.Spec)
+			if optionalNodeClass.MatchString(sel) {
+				// Made for a kind of node the cluster adds on demand (GPU,
+				// spot): it runs when one joins, and nothing is wrong now.
+				p.Report(doctor.Finding{Severity: doctor.Info, Object: ref, Cause: "no-matching-node",
+					Message:     fmt.Sprintf("daemonset %s runs on no node: none of the %s has the labels its %s asks for, a kind of node (GPU, accelerator, spot) pools add on demand: it starts when one joins", ds.Name, doctor.Plural(len(nodes), "node", "nodes"), sel),
+					Remediation: []doctor.Remediation{{Text: "nothing to do if no such node is expected; otherwise see which nodes carry those labels", Command: "kubectl get nodes --show-labels"}}})
+				continue
+			}
 			p.Report(doctor.Finding{Severity: doctor.Info, Object: ref, Cause: "no-matching-node",
 				Message: fmt.Sprintf("daemonset %s runs on no node: none of the %s has the labels its %s asks for", ds.Name, doctor.Plural(len(nodes), "node", "nodes"), sel),
 				Remediation: []doctor.Remediation{
@@ -122,3 +135,8 @@ func selectorText(spec *corev1.PodSpec) string {
 	}
 	return strings.Join(parts, " and ")
 }
+
+// optionalNodeClass matches selectors on kinds of node a cluster adds on
+// demand (GPU and accelerator pools, spot or preemptible capacity), for
+// which a DaemonSet with no node yet is waiting, not broken.
+var optionalNodeClass = regexp.MustCompile(`(?i)gpu|nvidia|accelerator|neuron|tpu|habana|fpga|interruptible|spot|preemptible`)

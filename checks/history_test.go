@@ -20,6 +20,8 @@ func TestHistories(t *testing.T) {
 		}
 	}
 	want := []string{
+		`charts/deployment/grafana 3 "" grafana/grafana:11.0.0`,
+		`charts/deployment/pg-pooler 2 "" cnpg/pgbouncer:1.23`,
 		`kube-system/deployment/coredns 1 "k3s v1.33.4" rancher/mirrored-coredns-coredns:1.12.0`,
 		`kube-system/deployment/kube-dns-autoscaler 1 "addons 1.33" registry.k8s.io/cpa/cluster-proportional-autoscaler:v1.9.0`,
 		`ops/daemonset/node-agent 1 "agent 1.1" ops/agent:1.1`,
