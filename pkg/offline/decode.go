@@ -227,6 +227,11 @@ func (st *stream) value(raw []byte) error {
 			// Not lenient: the whole capture is in this form.
 			return st.fail("a list in kubectl's internal form (\"Items\", no apiVersion and kind), as kubectl 1.13 and older wrote cluster-info dumps: dump again with a current kubectl")
 		}
+		if tm.Kind == "" && tm.APIVersion != "" && tm.Items != nil && !st.lenient {
+			// kubectl get -o yaml writes a List's "kind: List" after its
+			// items: a file cut short keeps apiVersion and items only.
+			return st.fail("a list with apiVersion and items but no kind: kubectl writes \"kind: List\" after the items, so the file was likely cut short (truncated?)")
+		}
 		return st.notObjects("an object")
 	}
 	if strings.HasSuffix(tm.Kind, "List") && tm.Items != nil {

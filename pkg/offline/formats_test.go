@@ -294,6 +294,8 @@ func TestBrokenInput(t *testing.T) {
 		"json that is not objects": {map[string]string{"dir/data.json": `{"name":"x","values":[1,2]}`}, "dir",
 			"dir/data.json: document 1: an object: not a Kubernetes object (no apiVersion and kind)"},
 		"array of numbers": {map[string]string{"n.json": `[1,2,3]`}, "n.json", "n.json: document 1: an array element: not a Kubernetes object"},
+		"list cut before its kind": {map[string]string{"l.yaml": "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a, namespace: b}\n"}, "l.yaml",
+			"l.yaml: document 1: a list with apiVersion and items but no kind: kubectl writes \"kind: List\" after the items, so the file was likely cut short (truncated?)"},
 		"wrong field type": {map[string]string{"p.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: 3}\n"}, "p.yaml",
 			"p.yaml: document 1: decoding v1 Pod: "},
 		"second doc broken": {map[string]string{"m.yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\nkind: [\n"}, "m.yaml",
