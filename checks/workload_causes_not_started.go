@@ -129,6 +129,17 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("fix the key in the volume's items (or add key %s to the %s): the volume names which one", m[2], strings.ToLower(m[1])),
 				Command: fmt.Sprintf(`kubectl get %s -n %s -o jsonpath='{%s.volumes[?(@.name=="%s")]}'`, target, ns, path, ec.Subject)})
 		}
+		// The CSI driver itself: its node plugin not registered with this
+		// node's kubelet, or its controller (the external attacher) silent.
+		if m := csiNotRegistered.FindStringSubmatch(ex.Event.Message); m != nil {
+			details += fmt.Sprintf(": CSI driver %s is not registered on node %s, so its node plugin (usually a DaemonSet) does not run there", m[1], orUnknown(pod.Spec.NodeName))
+			rem = append(rem, doctor.Remediation{Text: "see which nodes have the driver registered, and the driver's node plugin pods",
+				Command: fmt.Sprintf("kubectl get csinode %s -o jsonpath='{.spec.drivers[*].name}'; kubectl get pods -A -o wide | grep -i csi", orUnknown(pod.Spec.NodeName))})
+		} else if m := csiAttacherSilent.FindStringSubmatch(ex.Event.Message); m != nil {
+			details += fmt.Sprintf(": no attacher of CSI driver %s answered, so its controller (with its external-attacher sidecar) is not running or not installed", m[1])
+			rem = append(rem, doctor.Remediation{Text: "see whether the driver is installed and its controller runs",
+				Command: fmt.Sprintf("kubectl get csidriver %s; kubectl get pods -A | grep -i csi", m[1])})
+		}
 		rem = append(rem, describe)
 	case kube.EventSandbox:
 		details = fmt.Sprintf("node %s cannot create the pod sandbox: %s (%s)", pod.Spec.NodeName, sandboxShort[ec.Sandbox], quoted)
@@ -310,3 +321,12 @@ func secretRemediation(p *doctor.Pass, ns, name, whose string) doctor.Remediatio
 	return doctor.Remediation{Text: fmt.Sprintf("create the Secret %s (or fix the reference)", whose),
 		Command: fmt.Sprintf("kubectl create secret generic %s -n %s --from-literal=<key>=<value>", name, ns)}
 }
+
+// The kubelet's and the attach-detach controller's words for a CSI driver
+// that is not there: "driver name efs.csi.aws.com not found in the list of
+// registered CSI drivers"; "timed out waiting for external-attacher of
+// csi.vsphere.vmware.com CSI driver to attach volume ...".
+var (
+	csiNotRegistered  = regexp.MustCompile(`driver name (\S+) not found in the list of registered CSI drivers`)
+	csiAttacherSilent = regexp.MustCompile(`timed out waiting for external-attacher of (\S+) CSI driver`)
+)
