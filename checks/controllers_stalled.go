@@ -40,11 +40,12 @@ it has acted on in ` + "`status.observedGeneration`" + `, within seconds of a ch
 object whose ` + "`metadata.generation`" + ` is ahead of it has a change no controller
 took in; one created more than five minutes ago with no observed generation
 (a Job with no ` + "`startTime`" + ` and no condition) was never seen at all. One lagging
-object may be a change made a second before the scan, and objects with no
-status at all are what a capture that drops status holds: the finding needs
-two such objects, at least one of them lagging behind a status its
-controller did write, and lists them in one finding, dated by the oldest
-never-seen one. When kubeadm's ` + "`kube-controller-manager`" + ` static pod is in
+object may be a change made a second before the scan (a ` + "`helm upgrade`" + ` moves
+several), and objects with no status at all are what a capture that drops
+status holds: the finding needs both, one never observed for five minutes
+and one lagging behind a status its controller did write, and lists them all
+in one finding, dated by the oldest never-seen one. Objects being deleted are
+left out. When kubeadm's ` + "`kube-controller-manager`" + ` static pod is in
 the snapshot and not ready, the finding names it. Paused and suspended
 objects are left out.
 
@@ -75,6 +76,9 @@ type stalledObject struct {
 func runControllersStalled(p *doctor.Pass) error {
 	var out []stalledObject
 	lag := func(kind string, m *metav1.ObjectMeta, observed int64, controller string) {
+		if m.DeletionTimestamp != nil {
+			return // deleting: its generation moved with the deletion, and controllers let it go
+		}
 		ref := doctor.ObjectRef{APIVersion: "apps/v1", Kind: kind, Namespace: m.Namespace, Name: m.Name}
 		name := strings.ToLower(kind) + " " + m.Namespace + "/" + m.Name
 		switch {
@@ -125,17 +129,21 @@ func runControllersStalled(p *doctor.Pass) error {
 				words: fmt.Sprintf("job %s/%s, created %s ago, was never started by the job controller", j.Namespace, j.Name, human(p.Now.Sub(j.CreationTimestamp.Time)))})
 		}
 	}
-	lagging := 0
+	lagging, never := 0, 0
 	for _, o := range out {
-		if !o.never {
+		if o.never {
+			never++
+		} else {
 			lagging++
 		}
 	}
-	if lagging == 0 || len(out) < 2 {
-		// One change made just before the scan is no outage; and objects
-		// without any status are what a capture that dropped status (or a
-		// pasted manifest) holds: evidence only beside an object whose
-		// controller did write a status, now behind.
+	if lagging == 0 || never == 0 {
+		// A lagging generation alone may be a change applied a second
+		// before the scan (a helm upgrade moves several at once); objects
+		// without any status alone are what a capture that dropped status
+		// (or a pasted manifest) holds. Together, one never observed for
+		// five minutes and one behind a status its controller wrote, they
+		// say the controllers stopped.
 		return nil
 	}
 	// Never-seen objects first, the oldest first: they date the outage.

@@ -139,4 +139,4 @@ func selectorText(spec *corev1.PodSpec) string {
 // optionalNodeClass matches selectors on kinds of node a cluster adds on
 // demand (GPU and accelerator pools, spot or preemptible capacity), for
 // which a DaemonSet with no node yet is waiting, not broken.
-var optionalNodeClass = regexp.MustCompile(`(?i)gpu|nvidia|accelerator|neuron|tpu|habana|fpga|interruptible|spot|preemptible`)
+var optionalNodeClass = regexp.MustCompile(`(?i)(^|[^a-z])(gpu|nvidia|accelerator|neuron|tpu|habana|fpga|interruptible|spot|preemptible)([^a-z]|$)`)

@@ -9,6 +9,7 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -285,11 +286,30 @@ func reportSharedTargets(p *doctor.Pass, hpas []autoscalingv2.HorizontalPodAutos
 		msg := fmt.Sprintf("%s is scaled by %d HPAs (%s): the HPA controller acts on no pods that several HPAs select, so none of them scales it", target, len(hs), strings.Join(names, ", "))
 		msg += fmt.Sprintf(" (AmbiguousSelector%s)", forDuration(p.Now, ambiguous.LastTransitionTime))
 		ref := doctor.ObjectRef{APIVersion: t.APIVersion, Kind: t.Kind, Namespace: ns, Name: t.Name}
-		p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(hs), Examples: doctor.Examples(names), Members: members,
-			Remediation: []doctor.Remediation{
-				{Text: "compare their metrics and bounds", Command: fmt.Sprintf("kubectl get hpa %s -n %s -o yaml", strings.Join(names, " "), ns)},
-				{Text: "keep one HPA with all the metrics (an HPA takes several and scales on the highest), and delete the others",
-					Command: fmt.Sprintf("kubectl delete hpa %s -n %s", strings.Join(names[1:], " "), ns)}}})
+		rem := []doctor.Remediation{{Text: "compare their metrics and bounds", Command: fmt.Sprintf("kubectl get hpa %s -n %s -o yaml", strings.Join(names, " "), ns)}}
+		// An HPA a controller owns (KEDA's keda-hpa-* for a ScaledObject)
+		// comes back when deleted: keep it, and delete the hand-made ones
+		// after moving their metrics into it.
+		var owned, free []string
+		for _, h := range hs {
+			if c := metav1.GetControllerOfNoCopy(h); c != nil {
+				owned = append(owned, h.Name+" ("+c.Kind+" "+c.Name+")")
+			} else {
+				free = append(free, h.Name)
+			}
+		}
+		sort.Strings(free)
+		switch {
+		case len(owned) == 0:
+			rem = append(rem, doctor.Remediation{Text: "keep one HPA with all the metrics (an HPA takes several and scales on the highest), then delete the others",
+				Command: fmt.Sprintf("kubectl delete hpa %s -n %s", strings.Join(free[1:], " "), ns)})
+		case len(free) > 0:
+			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("move the metrics of the hand-made ones into what owns %s, then delete them", strings.Join(owned, ", ")),
+				Command: fmt.Sprintf("kubectl delete hpa %s -n %s", strings.Join(free, " "), ns)})
+		default:
+			rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("each is owned by a controller (%s): remove the target from all but one of them", strings.Join(owned, ", "))})
+		}
+		p.Report(doctor.Finding{Object: ref, Message: msg, Count: len(hs), Examples: doctor.Examples(names), Members: members, Remediation: rem})
 	}
 	return out
 }

@@ -1,8 +1,11 @@
 package checks
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,5 +58,59 @@ func TestUnreadyComponent(t *testing.T) {
 		if got := unreadyComponent(&doctor.Pass{Snapshot: s}, "kube-scheduler"); len(got) != tc.want {
 			t.Errorf("%d scheduler pods: %v, want %d down", len(tc.pods), got, tc.want)
 		}
+	}
+}
+
+// TestOptionalNodeClass: whole words only ("hotspot", "output" are not
+// spot or TPU nodes).
+func TestOptionalNodeClass(t *testing.T) {
+	for sel, want := range map[string]bool{
+		"nodeSelector nvidia.com/gpu.present=true": true, "nodeSelector cloud.google.com/gke-spot=true": true,
+		"nodeSelector machine.openshift.io/interruptible-instance=": true,
+		"nodeSelector zone=hotspot":                                 false, "nodeSelector app=log-output": false, "nodeSelector disk=ssd": false,
+	} {
+		if got := optionalNodeClass.MatchString(sel); got != want {
+			t.Errorf("%q: %v, want %v", sel, got, want)
+		}
+	}
+}
+
+// TestControllersStalledNeedsBoth: two Deployments a helm upgrade moved a
+// second ago lag behind their controller without any outage; a Deployment
+// being deleted lags by design. Neither is reported without an object
+// never observed for five minutes.
+func TestControllersStalledNeedsBoth(t *testing.T) {
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	dep := func(name string, gen, observed int64, created time.Time, deleting bool) runtime.Object {
+		d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", Generation: gen, CreationTimestamp: metav1.NewTime(created)},
+			Status:     appsv1.DeploymentStatus{ObservedGeneration: observed}}
+		if deleting {
+			ts := metav1.NewTime(now.Add(-time.Minute))
+			d.DeletionTimestamp = &ts
+		}
+		return d
+	}
+	old := now.Add(-48 * time.Hour)
+	for name, objs := range map[string][]runtime.Object{
+		"two lagging":          {dep("a", 8, 7, old, false), dep("b", 4, 3, old, false)},
+		"lagging and deleting": {dep("a", 8, 7, old, false), dep("gone", 3, 0, now.Add(-time.Hour), true)},
+		"never seen, no lag":   {dep("new", 1, 0, now.Add(-time.Hour), false), dep("new2", 1, 0, now.Add(-time.Hour), false)},
+	} {
+		s, err := snapshot.FromObjects(objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := doctor.Run(context.Background(), s, []*doctor.Check{ControllersStalled}, now)
+		if len(r.Findings) != 0 {
+			t.Errorf("%s: %s", name, r.Findings[0].Message)
+		}
+	}
+	s, err := snapshot.FromObjects(dep("a", 8, 7, old, false), dep("new", 1, 0, now.Add(-time.Hour), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := doctor.Run(context.Background(), s, []*doctor.Check{ControllersStalled}, now); len(r.Findings) != 1 {
+		t.Errorf("lagging and never seen for 60m: %d findings, want 1", len(r.Findings))
 	}
 }

@@ -271,7 +271,13 @@ func reportBareJobs(p *doctor.Pass, states []jobState, hooks map[string]kube.Web
 	for _, st := range states {
 		byNS[st.job.Namespace] = append(byNS[st.job.Namespace], st)
 	}
-	for ns, sts := range byNS {
+	nss := make([]string, 0, len(byNS))
+	for ns := range byNS {
+		nss = append(nss, ns)
+	}
+	sort.Strings(nss) // findings in a stable order: the fold lists them so
+	for _, ns := range nss {
+		sts := byNS[ns]
 		var names []string
 		for _, st := range sts {
 			names = append(names, st.job.Name)
@@ -286,7 +292,13 @@ func reportBareJobs(p *doctor.Pass, states []jobState, hooks map[string]kube.Web
 		rem = append(rem, doctor.Remediation{Text: "read the job controller's events", Command: fmt.Sprintf("kubectl describe job -n %s %s", ns, names[0])},
 			doctor.Remediation{Text: "delete the stuck Jobs once their cause is fixed", Command: deleteJobsCommand(ns, names)})
 		obj := doctor.ObjectRef{APIVersion: "batch/v1", Kind: "Job", Namespace: ns, Name: names[0]}
-		p.Report(doctor.Finding{Object: obj, Message: msg, Count: len(names), Examples: doctor.Examples(names), Remediation: rem,
-			Members: members("batch/v1", "Job", ns, names)})
+		f := doctor.Finding{Object: obj, Message: msg, Count: len(names), Examples: doctor.Examples(names), Remediation: rem,
+			Members: members("batch/v1", "Job", ns, names)}
+		if cause == "" {
+			// Jobs the job controller never started: when the controllers
+			// are stalled, that finding is the cause and lists them.
+			f.Via, f.ViaChecks = members("batch/v1", "Job", ns, names), []string{ControllersStalled.Name}
+		}
+		p.Report(f)
 	}
 }

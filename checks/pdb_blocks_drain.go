@@ -168,8 +168,11 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 		if op := operatorOwned(pods[0], pdb); op != "" {
 			// An operator that runs the pods usually writes their budget
 			// too, and puts back what a patch changes.
-			why += fmt.Sprintf("; its pods belong to %s, whose operator most likely manages this budget and reverts a patch: change it through the operator's own setting (Longhorn: node-drain-policy)", op)
-			rem = []doctor.Remediation{{Text: "see who manages the budget and its pods", Command: fmt.Sprintf("kubectl get pdb %s -n %s -o jsonpath='{.metadata.ownerReferences}{\"\\n\"}{.metadata.labels}'", pdb.Name, pdb.Namespace)}}
+			why += fmt.Sprintf("; its pods belong to %s, whose operator most likely manages this budget and reverts a patch: change it through the operator's own setting", op)
+			if strings.Contains(op, "longhorn.io") {
+				why += " (Longhorn: node-drain-policy)"
+			}
+			rem = append([]doctor.Remediation{{Text: "see who manages the budget and its pods before patching it", Command: fmt.Sprintf("kubectl get pdb %s -n %s -o jsonpath='{.metadata.ownerReferences}{\"\\n\"}{.metadata.labels}'", pdb.Name, pdb.Namespace)}}, rem...)
 		}
 		p.Report(doctor.Finding{Object: ref, Message: head + why, Remediation: rem})
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -481,6 +482,10 @@ func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
 				p.Now.Sub(c.LastTransitionTime.Time) >= resizeStuckAfter:
 				msg = fmt.Sprintf("%s: the volume was expanded, but its file system waits for a pod to mount it again for %s (FileSystemResizePending)", size, human(p.Now.Sub(c.LastTransitionTime.Time)))
 				switch pods := consumers[key]; {
+				case len(pods) > 0 && metav1.GetControllerOfNoCopy(pods[0]) == nil:
+					msg += "; pod " + pods[0].Name + " mounts it"
+					rem = append(rem, doctor.Remediation{Text: "recreate the pod that mounts it (a pod with no controller is not recreated when deleted: save its manifest first): the kubelet resizes the file system when it mounts the volume again",
+						Command: fmt.Sprintf("kubectl get pod %s -n %s -o yaml", pods[0].Name, pvc.Namespace)})
 				case len(pods) > 0:
 					msg += "; pod " + pods[0].Name + " mounts it"
 					rem = append(rem, doctor.Remediation{Text: "restart the pod that mounts it: the kubelet resizes the file system when it mounts the volume again",
@@ -494,7 +499,7 @@ func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
 		}
 		if e := failed[key]; msg == "" && e != nil {
 			first, last, _ := kube.EventTimes(e)
-			if p.Now.Sub(first) >= resizeStuckAfter || p.Now.Sub(last) < resizeStuckAfter {
+			if p.Now.Sub(first) >= resizeStuckAfter && p.Now.Sub(last) < resizeStuckAfter {
 				msg = fmt.Sprintf("%s: expanding it fails (%s, since %s ago): %s", size, e.Reason, human(p.Now.Sub(first)), quote(e.Message))
 			}
 		}
@@ -503,7 +508,7 @@ func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
 		}
 		if strings.Contains(msg, "expanding it fails") {
 			rem = append(rem, doctor.Remediation{Text: "fix what the resizer reports (a provider's rate limit passes with time; the class must allow expansion; the CSI driver's resizer must run); the resizer retries on its own",
-				Command: fmt.Sprintf("kubectl get storageclass %s -o jsonpath='{.allowVolumeExpansion}'", orUnknown(ptrString(pvc.Spec.StorageClassName)))})
+				Command: "kubectl get storageclass -o custom-columns=NAME:.metadata.name,EXPANSION:.allowVolumeExpansion"})
 		}
 		p.Report(doctor.Finding{Object: kube.Ref("v1", "PersistentVolumeClaim", pvc), Message: msg, Cause: "resize", Remediation: rem})
 	}

@@ -318,7 +318,7 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
 	if g.spreadPods > 0 {
 		text := "run no more replicas than nodes that can take one, make the anti-affinity preferred (preferredDuringSchedulingIgnoredDuringExecution), or add nodes"
-		if g.owner != nil && (g.owner.Ref.Kind == "Deployment" || g.owner.Ref.Kind == "StatefulSet") {
+		if g.owner != nil && g.spreadNodes > 0 && (g.owner.Ref.Kind == "Deployment" || g.owner.Ref.Kind == "StatefulSet") {
 			return append(rem, doctor.Remediation{Text: text, Command: fmt.Sprintf("kubectl scale %s -n %s --replicas=%d", g.owner.KindName(), g.ns, g.spreadNodes)})
 		}
 		return append(rem, doctor.Remediation{Text: text, Command: "kubectl get nodes"})

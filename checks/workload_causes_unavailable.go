@@ -123,6 +123,11 @@ func reportUnavailable(p *doctor.Pass, reported map[string]bool, chained map[str
 		}
 		f := doctor.Finding{Severity: severityFor(a), Object: w.Ref, Message: msg, Count: max(len(notReady), 1), Cause: "unavailable",
 			Examples: doctor.Examples(names), Evidence: ev, Via: via, ViaChecks: unavailableCauses, Remediation: rem}
+		if len(pods) == 0 {
+			// No pod at all: when the controllers are stalled, that
+			// finding lists this workload and is the cause.
+			f.Via, f.ViaChecks = append(f.Via, w.Ref), append(slices.Clone(f.ViaChecks), ControllersStalled.Name)
+		}
 		chain(&f, chained[key])
 		p.Report(f)
 	}

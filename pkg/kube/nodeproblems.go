@@ -167,12 +167,16 @@ type Cordoner struct {
 // CordonedBy says which updater cordoned the node, nil for a cordon of no
 // known controller (a person's kubectl cordon or drain): OpenShift's Machine
 // Config Operator (machineconfiguration.openshift.io/state Working or
-// Degraded), kured (its node lock annotation), the cluster autoscaler
+// Degraded while its desiredConfig differs from its currentConfig), kured
+// (weave.works/kured-reboot-in-progress), the cluster autoscaler
 // (ToBeDeletedByClusterAutoscaler) and Karpenter (karpenter.sh/disrupted).
 func CordonedBy(n *corev1.Node) *Cordoner {
 	const mco = "machineconfiguration.openshift.io/"
-	switch st := n.Annotations[mco+"state"]; st {
-	case "Working", "Degraded":
+	// The MCO cordons a node to apply a new configuration: its desired one
+	// differs from its current one while it works.
+	updating := n.Annotations[mco+"desiredConfig"] != "" && n.Annotations[mco+"desiredConfig"] != n.Annotations[mco+"currentConfig"]
+	switch st := n.Annotations[mco+"state"]; {
+	case updating && (st == "Working" || st == "Degraded"):
 		c := &Cordoner{Who: "the Machine Config Operator", Doing: "it applies an OS and configuration update",
 			Progress: "oc get machineconfigpool"}
 		if st == "Degraded" {
@@ -185,9 +189,11 @@ func CordonedBy(n *corev1.Node) *Cordoner {
 		}
 		return c
 	}
-	if _, ok := n.Annotations["weave.works/kured-node-lock"]; ok {
+	if _, ok := n.Annotations["weave.works/kured-reboot-in-progress"]; ok {
+		// (kured marks the node so only with --annotate-nodes; its lock is
+		// on its DaemonSet.)
 		return &Cordoner{Who: "kured", Doing: "it reboots the node for pending OS updates",
-			Progress: "kubectl -n kube-system logs -l name=kured --tail=20"}
+			Progress: "kubectl -n kube-system get daemonset -l app.kubernetes.io/name=kured -o jsonpath='{.items[*].metadata.annotations}'"}
 	}
 	for _, t := range n.Spec.Taints {
 		switch t.Key {

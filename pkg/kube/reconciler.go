@@ -47,7 +47,8 @@ func ManagedBy(m metav1.Object) string {
 		return "Argo CD"
 	case l["kustomize.toolkit.fluxcd.io/name"] != "" || l["helm.toolkit.fluxcd.io/name"] != "":
 		return "Flux"
-	case l["app.kubernetes.io/managed-by"] != "":
+	case l["app.kubernetes.io/managed-by"] != "" && l["app.kubernetes.io/managed-by"] != "kubectl" && l["app.kubernetes.io/managed-by"] != "kustomize":
+		// (kubectl and kustomize apply by hand: no history of their own.)
 		return l["app.kubernetes.io/managed-by"]
 	}
 	for k := range a {

@@ -49,3 +49,33 @@ func TestTopWithoutReplicaSets(t *testing.T) {
 		}
 	}
 }
+
+// TestCordonedBy: an updater is named only when the node says it is at
+// work: the MCO while its desired config differs from its current one,
+// kured by its reboot annotation; an MCO state alone (a manual cordon on a
+// node Degraded for another reason) names none.
+func TestCordonedBy(t *testing.T) {
+	node := func(a map[string]string, taints ...corev1.Taint) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Annotations: a}, Spec: corev1.NodeSpec{Unschedulable: true, Taints: taints}}
+	}
+	const mco = "machineconfiguration.openshift.io/"
+	for _, tc := range []struct {
+		name string
+		n    *corev1.Node
+		who  string
+	}{
+		{"MCO updating, degraded", node(map[string]string{mco + "state": "Degraded", mco + "currentConfig": "a", mco + "desiredConfig": "b"}), "the Machine Config Operator"},
+		{"MCO degraded, no update", node(map[string]string{mco + "state": "Degraded", mco + "currentConfig": "a", mco + "desiredConfig": "a"}), ""},
+		{"kured", node(map[string]string{"weave.works/kured-reboot-in-progress": "x"}), "kured"},
+		{"autoscaler", node(nil, corev1.Taint{Key: "ToBeDeletedByClusterAutoscaler", Effect: corev1.TaintEffectNoSchedule}), "the cluster autoscaler"},
+		{"by hand", node(nil), ""},
+	} {
+		got := ""
+		if c := CordonedBy(tc.n); c != nil {
+			got = c.Who
+		}
+		if got != tc.who {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.who)
+		}
+	}
+}
