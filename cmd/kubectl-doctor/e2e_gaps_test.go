@@ -21,7 +21,7 @@ var gapsWant = map[string][]wantFinding{
 		{doctor.Warning, "persistentvolume/gaps-pv-old", `^persistentvolume gaps-pv-old \(1Gi\) is Released but claim gaps/data-db-0 was recreated and is bound to volume gaps-pv-new`, 1},
 	},
 	"daemonset-no-nodes": {
-		{doctor.Info, "gaps/daemonset/gpu-agent", `^daemonset gpu-agent runs on no node: none of the \d+ nodes has the labels its nodeSelector gaps\.example\.com/accelerator=nvidia asks for$`, 1},
+		{doctor.Info, "gaps/daemonset/gpu-agent", `^daemonset gpu-agent runs on no node: none of the \d+ nodes has the labels its nodeSelector gaps\.example\.com/accelerator=nvidia asks for, a kind of node \(GPU, accelerator, spot\) pools add on demand: it starts when one joins$`, 1},
 	},
 	"pdb-overlap": {
 		{doctor.Warning, "gaps/poddisruptionbudget/cache", `^2 pods of bare pods cache-0, cache-1 are selected by 2 disruption budgets: cache \(app=cache\), data-tier \(tier=data\); the Eviction API refuses`, 2},
