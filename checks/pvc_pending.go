@@ -514,13 +514,6 @@ func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
 	}
 }
 
-func ptrString(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // claimTemplateOwner is the StatefulSet whose volumeClaimTemplates made the
 // claim, by the name the controller gives it (TEMPLATE-SET-ORDINAL), for
 // when the pods that would say so were not read; nil otherwise.
