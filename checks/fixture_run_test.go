@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -63,4 +64,22 @@ func fixtureFinding(t *testing.T, c *doctor.Check, dir, object string) doctor.Fi
 	}
 	t.Fatalf("%s: no finding on %s", c.Name, object)
 	return doctor.Finding{}
+}
+
+func hasCommand(f doctor.Finding, cmd string) bool {
+	for _, r := range f.Remediation {
+		if r.Command == cmd {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCommandPrefix(f doctor.Finding, prefix string) bool {
+	for _, r := range f.Remediation {
+		if strings.HasPrefix(r.Command, prefix) {
+			return true
+		}
+	}
+	return false
 }

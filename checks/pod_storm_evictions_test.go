@@ -49,12 +49,3 @@ func TestEvictionRemedies(t *testing.T) {
 		}
 	}
 }
-
-func hasCommand(f doctor.Finding, cmd string) bool {
-	for _, r := range f.Remediation {
-		if r.Command == cmd {
-			return true
-		}
-	}
-	return false
-}
