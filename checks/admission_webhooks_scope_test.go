@@ -11,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -50,7 +51,7 @@ func TestWebhooksScopedToNamespace(t *testing.T) {
 	ready := true
 	certSlice := &discoveryv1.EndpointSlice{TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "cert-manager", Name: "cert-manager-webhook-x", Labels: map[string]string{"kubernetes.io/service-name": "cert-manager-webhook"}},
-		Ports:      []discoveryv1.EndpointPort{{Name: ptrTo("https")}},
+		Ports:      []discoveryv1.EndpointPort{{Name: ptr.To("https")}},
 		Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
 	cluster := []runtime.Object{ns("shop", map[string]string{"kubernetes.io/metadata.name": "shop"}), ns("payments", map[string]string{"kubernetes.io/metadata.name": "payments", "enforce": "true"}),
 		// Healthy, backend in another namespace: quiet everywhere.
@@ -120,5 +121,3 @@ func TestWebhooksScopedToNamespace(t *testing.T) {
 		}
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

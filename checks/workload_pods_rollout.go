@@ -14,12 +14,7 @@ import (
 )
 
 func progressing(d *appsv1.Deployment) *appsv1.DeploymentCondition {
-	for i := range d.Status.Conditions {
-		if d.Status.Conditions[i].Type == appsv1.DeploymentProgressing {
-			return &d.Status.Conditions[i]
-		}
-	}
-	return nil
+	return deploymentCondition(d, appsv1.DeploymentProgressing)
 }
 
 func stuckRollout(d *appsv1.Deployment) *appsv1.DeploymentCondition {
