@@ -224,13 +224,9 @@ func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
 		if pod == nil || pod.DeletionTimestamp != nil || kube.Terminal(pod) || (ev.UID != "" && ev.UID != pod.UID) {
 			continue // an event of a pod that is gone
 		}
-		m := missingPullSecretRE.FindStringSubmatch(ev.Message)
-		if m == nil {
+		names := pullSecretNames(ev.Message)
+		if len(names) == 0 {
 			continue
-		}
-		names := strings.Split(m[1], ",")
-		for i := range names {
-			names[i] = strings.TrimSpace(names[i])
 		}
 		sort.Strings(names)
 		secrets := strings.Join(names, ", ")
@@ -273,4 +269,21 @@ func containsString(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// pullSecretNames are the secrets a FailedToRetrieveImagePullSecret event
+// names ("Unable to retrieve some image pull secrets (a, b); ..."), nil
+// when it names none.
+func pullSecretNames(message string) []string {
+	m := missingPullSecretRE.FindStringSubmatch(message)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range strings.Split(m[1], ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }

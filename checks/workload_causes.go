@@ -139,12 +139,8 @@ func missingPullSecrets(p *doctor.Pass, pod *corev1.Pod) []string {
 		if w.Reason != "FailedToRetrieveImagePullSecret" {
 			continue
 		}
-		if m := missingPullSecretRE.FindStringSubmatch(w.Message); m != nil {
-			for _, n := range strings.Split(m[1], ",") {
-				if n = strings.TrimSpace(n); n != "" {
-					seen[n] = true
-				}
-			}
+		for _, n := range pullSecretNames(w.Message) {
+			seen[n] = true
 		}
 	}
 	out := make([]string, 0, len(seen))
