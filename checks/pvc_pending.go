@@ -63,10 +63,12 @@ wait are the non-terminal pods whose volumes name the claim; claims are
 grouped by those pods' top owner (a StatefulSet's claims together) and
 cause.
 
-A claim asking for more than its volume has (an expansion) is reported when
+A claim asking for more than its capacity (an expansion) is reported when
 the resizer says it fails (a ` + "`ControllerResizeError`" + ` or ` + "`NodeResizeError`" + `
 condition, else its newest ` + "`VolumeResizeFailed`" + ` or ` + "`FileSystemResizeFailed`" + ` event,
-quoted), or when its file system resize has waited 30 minutes
+quoted; a kubelet's error, NodeResizeError or FileSystemResizeFailed, points at
+the node and its device, a controller's at the class and the CSI resizer), or
+when its file system resize has waited 30 minutes
 (` + "`FileSystemResizePending`" + `): the kubelet finishes it when a pod mounts the
 volume again, so the fix restarts the pod that mounts it.
 
@@ -471,13 +473,15 @@ func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
 			continue
 		}
 		key := pvc.Namespace + "/" + pvc.Name
-		size := fmt.Sprintf("claim %s asks for %s, its volume has %s", pvc.Name, want.String(), have.String())
+		size := fmt.Sprintf("claim %s asks for %s, its capacity is %s", pvc.Name, want.String(), have.String())
 		rem := []doctor.Remediation{{Text: "read the resizer's events", Command: fmt.Sprintf("kubectl describe pvc %s -n %s", pvc.Name, pvc.Namespace)}}
 		var msg string
+		nodeSide := false // the kubelet's file system resize, not the controller's volume resize
 		for _, c := range pvc.Status.Conditions {
 			switch {
 			case c.Status == corev1.ConditionTrue && strings.HasSuffix(string(c.Type), "ResizeError"):
 				msg = fmt.Sprintf("%s: expanding it fails (%s%s): %s", size, c.Type, forDuration(p.Now, c.LastTransitionTime), quote(c.Message))
+				nodeSide = strings.HasPrefix(string(c.Type), "Node")
 			case c.Status == corev1.ConditionTrue && c.Type == corev1.PersistentVolumeClaimFileSystemResizePending && msg == "" &&
 				p.Now.Sub(c.LastTransitionTime.Time) >= resizeStuckAfter:
 				msg = fmt.Sprintf("%s: the volume was expanded, but its file system waits for a pod to mount it again for %s (FileSystemResizePending)", size, human(p.Now.Sub(c.LastTransitionTime.Time)))
@@ -501,12 +505,23 @@ func reportResizes(p *doctor.Pass, consumers map[string][]*corev1.Pod) {
 			first, last, _ := kube.EventTimes(e)
 			if p.Now.Sub(first) >= resizeStuckAfter && p.Now.Sub(last) < resizeStuckAfter {
 				msg = fmt.Sprintf("%s: expanding it fails (%s, since %s ago): %s", size, e.Reason, human(p.Now.Sub(first)), quote(e.Message))
+				nodeSide = e.Reason == "FileSystemResizeFailed"
 			}
 		}
 		if msg == "" {
 			continue
 		}
-		if strings.Contains(msg, "expanding it fails") {
+		switch {
+		case strings.Contains(msg, "expanding it fails") && nodeSide:
+			// The volume grew; the kubelet cannot grow its file system.
+			text, cmd := "the kubelet cannot grow the file system on the node: read its error and the kubelet's log there (journalctl -u kubelet), and check the device (a file system resize2fs or xfs_growfs cannot read)", fmt.Sprintf("kubectl describe pvc %s -n %s", pvc.Name, pvc.Namespace)
+			if pods := consumers[key]; len(pods) > 0 && pods[0].Spec.NodeName != "" {
+				msg += fmt.Sprintf("; pod %s mounts it on node %s", pods[0].Name, pods[0].Spec.NodeName)
+				text = fmt.Sprintf("the kubelet on node %s cannot grow the file system: read its log there (journalctl -u kubelet) and check the device (a file system resize2fs or xfs_growfs cannot read)", pods[0].Spec.NodeName)
+				cmd = fmt.Sprintf("kubectl describe node %s", pods[0].Spec.NodeName)
+			}
+			rem = append(rem, doctor.Remediation{Text: text, Command: cmd})
+		case strings.Contains(msg, "expanding it fails"):
 			rem = append(rem, doctor.Remediation{Text: "fix what the resizer reports (a provider's rate limit passes with time; the class must allow expansion; the CSI driver's resizer must run); the resizer retries on its own",
 				Command: "kubectl get storageclass -o custom-columns=NAME:.metadata.name,EXPANSION:.allowVolumeExpansion"})
 		}

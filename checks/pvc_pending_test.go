@@ -33,7 +33,7 @@ func TestPVCPendingWithoutClassesOrNodes(t *testing.T) {
 	for _, obj := range []string{"lab/persistentvolumeclaim/legacy", "ops/persistentvolumeclaim/reports-data",
 		"ops/persistentvolumeclaim/shared-a", "web/persistentvolumeclaim/legacy-data",
 		"lab/persistentvolumeclaim/nfs-home", "web/deployment/uploader",
-		"resize/persistentvolumeclaim/es-data", "resize/persistentvolumeclaim/pg-data"} {
+		"resize/persistentvolumeclaim/es-data", "resize/persistentvolumeclaim/pg-data", "resize/persistentvolumeclaim/kafka-data"} {
 		f, ok := bare[obj]
 		if !ok {
 			t.Errorf("%s: no finding without classes and nodes", obj)
@@ -51,8 +51,8 @@ func TestPVCPendingWithoutClassesOrNodes(t *testing.T) {
 			t.Errorf("%s: judged without its class: %s", obj, f.Message)
 		}
 	}
-	if len(bare) != 8 {
-		t.Errorf("%d findings without classes and nodes, want 8: %v", len(bare), bare)
+	if len(bare) != 9 {
+		t.Errorf("%d findings without classes and nodes, want 9: %v", len(bare), bare)
 	}
 
 	// Without nodes alone, a claim that binds on first use still links to
@@ -79,5 +79,19 @@ func TestPVCPendingWithoutPods(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no finding on statefulset/db without pods: %+v", r.Findings)
+	}
+}
+
+// TestNodeResizeErrorPointsAtTheNode: a file system the kubelet cannot
+// grow is fixed on the node, not in the class or the CSI resizer.
+func TestNodeResizeErrorPointsAtTheNode(t *testing.T) {
+	f := fixtureFinding(t, checks.PVCPending, "pvc-pending", "resize/persistentvolumeclaim/kafka-data")
+	if !hasCommand(f, "kubectl describe node node-2") {
+		t.Errorf("remediation %+v", f.Remediation)
+	}
+	for _, r := range f.Remediation {
+		if strings.Contains(r.Command, "storageclass") {
+			t.Errorf("class advice for a node-side failure: %s", r.Command)
+		}
 	}
 }
