@@ -174,7 +174,7 @@ func runControllersStalled(p *doctor.Pass) error {
 		msg += fmt.Sprintf("; and %d more", len(lines)-most)
 	}
 	if !oldest.IsZero() {
-		msg += fmt.Sprintf(" (the oldest for %s)", human(p.Now.Sub(oldest)))
+		msg += fmt.Sprintf(" (stalled for at least %s)", human(p.Now.Sub(oldest)))
 	}
 	msg += ": kube-controller-manager looks down or without its leader lease, so no rollout, scale or Job moves"
 	rem := []doctor.Remediation{{Text: "see whether kube-controller-manager runs (kubeadm: a static pod in kube-system; a managed control plane does not list it)",

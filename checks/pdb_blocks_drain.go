@@ -168,7 +168,11 @@ func runPDBBlocksDrain(p *doctor.Pass) error {
 		if op := operatorOwned(pods[0], pdb); op != "" {
 			// An operator that runs the pods usually writes their budget
 			// too, and puts back what a patch changes.
-			why += fmt.Sprintf("; its pods belong to %s, whose operator most likely manages this budget and reverts a patch: change it through the operator's own setting", op)
+			if metav1.GetControllerOfNoCopy(pdb) != nil {
+				why += fmt.Sprintf("; it belongs to %s, whose operator writes it and reverts a patch: change it through the operator's own setting", op)
+			} else {
+				why += fmt.Sprintf("; its pods belong to %s: if that operator writes this budget too, it reverts a patch, and the operator's own setting is the place to change it", op)
+			}
 			if strings.Contains(op, "longhorn.io") {
 				why += " (Longhorn: node-drain-policy)"
 			}
