@@ -25,6 +25,7 @@ func All() []*doctor.Check {
 		RolloutHistory,
 		WorkloadPods,
 		ControllersStalled,
+		Certificates,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,

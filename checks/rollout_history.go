@@ -112,7 +112,7 @@ func runRolloutHistory(p *doctor.Pass) error {
 		}
 		if newest := w.Newest(); newest != nil && strings.TrimSpace(newest.ChangeCause) == "" && managed == "" {
 			missing[w.Namespace] = append(missing[w.Namespace], w.Ref())
-			missingRefs[w.Namespace] = append(missingRefs[w.Namespace], doctor.ObjectRef{Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+			missingRefs[w.Namespace] = append(missingRefs[w.Namespace], ref)
 		}
 	}
 	reportPausedRollouts(p)

@@ -1,25 +1,13 @@
 package main_test
 
 import (
-	"bytes"
-	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
-	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
 )
 
 // The two OpenShift kinds cluster-operators reads, as CRDs that keep every
@@ -93,7 +81,6 @@ status:
 // check passes with nothing to judge.
 func TestClusterOperatorsLive(t *testing.T) {
 	needCluster(t)
-	ctx := context.Background()
 	cfg, err := clientcmd.BuildConfigFromFlags("", scenarios.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -104,65 +91,7 @@ func TestClusterOperatorsLive(t *testing.T) {
 		t.Fatalf("cluster-operators on a cluster that is not OpenShift: %+v", c)
 	}
 
-	apply := func(body string) {
-		t.Helper()
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "01-objects.yaml"), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var log bytes.Buffer
-		if err := localcluster.LoadScenarios(ctx, cfg, []string{dir}, &log); err != nil {
-			t.Fatalf("%v\n%s", err, log.String())
-		}
-	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := func(want bool) {
-		t.Helper()
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			rl, err := dc.ServerResourcesForGroupVersion("config.openshift.io/v1")
-			if !want {
-				return apierrors.IsNotFound(err), nil
-			}
-			if err != nil || len(rl.APIResources) < 2 {
-				return false, nil
-			}
-			// The loader maps kinds from the aggregated discovery, which
-			// catches up with a new CRD later than its group version does.
-			groups, err := restmapper.GetAPIGroupResources(dc)
-			if err != nil {
-				return false, nil
-			}
-			mapper := restmapper.NewDiscoveryRESTMapper(groups)
-			for _, kind := range []string{"ClusterOperator", "ClusterVersion"} {
-				if _, err := mapper.RESTMapping(schema.GroupKind{Group: "config.openshift.io", Kind: kind}, "v1"); err != nil {
-					return false, nil
-				}
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Fatalf("waiting for config.openshift.io/v1 served=%v: %v", want, err)
-		}
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		crds := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
-		for _, name := range []string{"clusteroperators.config.openshift.io", "clusterversions.config.openshift.io"} {
-			if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("deleting %s: %v", name, err)
-			}
-		}
-		served(false) // the other tests scan a cluster that is not OpenShift
-	})
-	apply(openShiftCRDs)
-	served(true)
-	apply(openShiftObjects)
+	serveExtension(t, cfg, "config.openshift.io/v1", map[string]string{"ClusterOperator": "clusteroperators", "ClusterVersion": "clusterversions"}, openShiftCRDs, openShiftObjects)
 
 	r := runDoctor(t, scenarios.Kubeconfig, "--check", "cluster-operators", "-o", "json", "--fail-on", "never")
 	rep := decodeReport(t, r.stdout)

@@ -11,11 +11,12 @@ import (
 )
 
 // Scheme knows every type a snapshot holds: client-go's built-in types plus
-// the aggregator's APIService, the Gateway API's kinds and OpenShift's
-// ClusterOperator and ClusterVersion. Built once, never changed afterwards.
+// the aggregator's APIService, the Gateway API's kinds, OpenShift's
+// ClusterOperator and ClusterVersion and cert-manager's Certificate, Issuer
+// and ClusterIssuer. Built once, never changed afterwards.
 var Scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install, addOpenShiftTypes} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install, addOpenShiftTypes, addCertManagerTypes} {
 		if err := add(s); err != nil {
 			panic(err) // programming error: conflicting registrations
 		}

@@ -1,0 +1,98 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
+)
+
+// serveExtension installs the CRDs of an API group the scenario cluster does
+// not serve (OpenShift's config, cert-manager), waits until the loader can
+// map every kind in kinds (kind -> plural), then loads objects (with their
+// status); on cleanup it deletes the CRDs and waits until the group is gone,
+// so that the other tests scan a cluster without it.
+func serveExtension(t *testing.T, cfg *rest.Config, groupVersion string, kinds map[string]string, crds, objects string) {
+	t.Helper()
+	ctx := context.Background()
+	gv, err := schema.ParseGroupVersion(groupVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(body string) {
+		t.Helper()
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "01-objects.yaml"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		if err := localcluster.LoadScenarios(ctx, cfg, []string{dir}, &log); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := func(want bool) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			rl, err := dc.ServerResourcesForGroupVersion(groupVersion)
+			if !want {
+				return apierrors.IsNotFound(err), nil
+			}
+			if err != nil || len(rl.APIResources) < len(kinds) {
+				return false, nil
+			}
+			// The loader maps kinds from the aggregated discovery, which
+			// catches up with a new CRD later than its group version does.
+			groups, err := restmapper.GetAPIGroupResources(dc)
+			if err != nil {
+				return false, nil
+			}
+			mapper := restmapper.NewDiscoveryRESTMapper(groups)
+			for kind := range kinds {
+				if _, err := mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: kind}, gv.Version); err != nil {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatalf("waiting for %s served=%v: %v", groupVersion, want, err)
+		}
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		crdClient := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"})
+		for _, plural := range kinds {
+			name := plural + "." + gv.Group
+			if err := crdClient.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("deleting %s: %v", name, err)
+			}
+		}
+		served(false)
+	})
+	apply(crds)
+	served(true)
+	if strings.TrimSpace(objects) != "" {
+		apply(objects)
+	}
+}
