@@ -178,8 +178,14 @@ func judgeCertificate(now time.Time, c *snapshot.Certificate) (certProblem, bool
 	failedIssuing := issuing != nil && issuing.Status == "False" && issuing.Reason == "Failed"
 	switch {
 	case failedIssuing:
-		pr.failure = "; the last attempt failed: " + quote(issuing.Message)
-		pr.acme = mentionsACME(issuing.Message)
+		// The Issuing condition carries the request's error; some
+		// versions put the detail on Ready instead and keep Issuing's short.
+		msg := issuing.Message
+		if ready != nil && ready.Status == "False" && len(strings.TrimSpace(ready.Message)) > len(strings.TrimSpace(msg)) {
+			msg = ready.Message
+		}
+		pr.failure = "; the last attempt failed: " + quote(msg)
+		pr.acme = mentionsACME(msg)
 	case ready != nil && ready.Status == "False":
 		pr.failure = quoteCertManager(ready.Reason, ready.Message)
 		pr.acme = mentionsACME(ready.Message)
