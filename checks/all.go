@@ -26,6 +26,7 @@ func All() []*doctor.Check {
 		WorkloadPods,
 		ControllersStalled,
 		Certificates,
+		GitOpsSync,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,

@@ -54,4 +54,6 @@ var gapsWant = map[string][]wantFinding{
 	// Nor does it run cert-manager (TestCertificatesLive serves its API
 	// for itself, then removes it).
 	"certificates": {},
+	// Nor Argo CD or Flux (TestGitOpsLive).
+	"gitops-sync": {},
 }

@@ -122,6 +122,43 @@ func (n *newest) see(obj runtime.Object) {
 		for _, c := range o.Status.Conditions {
 			n.at(c.LastTransitionTime)
 		}
+	case *snapshot.Certificate: // cert-manager stamps each failure and transition
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+		n.atPtr(o.Status.LastFailureTime)
+	case *snapshot.Issuer:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *snapshot.ClusterIssuer:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *snapshot.Application: // Argo CD: conditions, health, the last operation
+		for _, c := range o.Status.Conditions {
+			n.atPtr(c.LastTransitionTime)
+		}
+		n.atPtr(o.Status.Health.LastTransitionTime)
+		if op := o.Status.OperationState; op != nil {
+			n.at(op.StartedAt)
+			n.atPtr(op.FinishedAt)
+		}
+	case *snapshot.Kustomization:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *snapshot.HelmRelease:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	}
+}
+
+// atPtr is at for an optional time.
+func (n *newest) atPtr(t *metav1.Time) {
+	if t != nil {
+		n.at(*t)
 	}
 }
 

@@ -12,11 +12,12 @@ import (
 
 // Scheme knows every type a snapshot holds: client-go's built-in types plus
 // the aggregator's APIService, the Gateway API's kinds, OpenShift's
-// ClusterOperator and ClusterVersion and cert-manager's Certificate, Issuer
-// and ClusterIssuer. Built once, never changed afterwards.
+// ClusterOperator and ClusterVersion, cert-manager's Certificate, Issuer
+// and ClusterIssuer, Argo CD's Application and Flux's Kustomization and
+// HelmRelease. Built once, never changed afterwards.
 var Scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install, addOpenShiftTypes, addCertManagerTypes} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install, addOpenShiftTypes, addCertManagerTypes, addGitOpsTypes} {
 		if err := add(s); err != nil {
 			panic(err) // programming error: conflicting registrations
 		}

@@ -1,0 +1,419 @@
+package checks
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
+)
+
+// GitOpsSync reports what Argo CD and Flux say they cannot deliver: an
+// Application whose manifests cannot be compared, whose last sync failed or
+// has been running for half an hour, which is Degraded or Missing (naming
+// the resources and Argo CD's health messages), or stuck deleting; a Flux
+// Kustomization or HelmRelease that is not ready, in its controller's words,
+// with the revision the cluster still runs, and the objects that only wait
+// for it folded into its finding.
+var GitOpsSync = &doctor.Check{
+	Name:     "gitops-sync",
+	Severity: doctor.Warning,
+	Origin:   "everyday",
+	Reads:    []snapshot.Resource{snapshot.ArgoApplications},
+	Optional: []snapshot.Resource{snapshot.FluxKustomizations, snapshot.FluxHelmReleases},
+	Fallback: []snapshot.Resource{snapshot.FluxKustomizations, snapshot.FluxHelmReleases},
+	Run:      runGitOpsSync,
+	Doc: `Argo CD Applications and Flux Kustomizations and HelmReleases that fail to deliver what Git holds
+
+## Why it matters
+With GitOps the change an engineer merged reaches the cluster only through
+a controller: when Argo CD cannot render the manifests, a sync fails or
+hangs on a hook, or Flux cannot build a Kustomization or upgrade a Helm
+release, the cluster keeps running the previous revision while everyone
+believes the fix is deployed. The controllers know why, and write it on
+their objects; a ` + "`kubectl get pods`" + ` shows nothing wrong.
+
+## How it is detected
+From one LIST of ` + "`applications.argoproj.io`" + ` (and, when served and readable, of
+` + "`kustomizations.kustomize.toolkit.fluxcd.io`" + ` v1 and ` + "`helmreleases.helm.toolkit.fluxcd.io`" + `
+v2; a cluster without Argo CD or Flux answers 404 and the check passes; Flux
+releases older than 2.3, which serve HelmReleases only as v2beta1/v2beta2, are
+not read).
+One finding per Application, its problems combined:
+- an error condition (` + "`ComparisonError`" + `, ` + "`InvalidSpecError`" + `, ` + "`SyncError`" + `,
+  ` + "`UnknownError`" + `) held for 10 minutes, quoted;
+- the last sync ` + "`Failed`" + ` or in ` + "`Error`" + ` while the Application is not Synced, with
+  its message and the resources that failed;
+- a sync ` + "`Running`" + ` for 30 minutes (a hook that never finishes, a resource that
+  never becomes healthy), with the hooks still running;
+- health ` + "`Degraded`" + ` or ` + "`Missing`" + ` for 10 minutes, naming the resources in that state
+  and Argo CD's health message for each;
+- deletion pending for 10 minutes (the resources finalizer waits), with the
+  ` + "`DeletionError`" + ` condition when there is one.
+For Flux, ` + "`Ready=False`" + ` (or ` + "`Stalled=True`" + `: the controller gave up retrying) for 10
+minutes is one finding quoting the reason and message (and, when stalled,
+the last failure), with the revision last applied when the one attempted
+differs (the cluster still runs the old one). An object that is
+not ready only because a dependency is not (` + "`DependencyNotReady`" + `) is folded
+into that dependency's finding. A suspended object is an info when it is
+also not ready. Young conditions, OutOfSync Applications without an error
+(a sync not yet made) and Progressing health are not judged.
+
+## How to fix
+Read the controller's own account (` + "`kubectl describe application`" + `, ` + "`argocd app get NAME`" + `,
+` + "`flux get kustomizations -A`" + `), fix the cause in Git or in the cluster (a Degraded
+Application is usually a workload another check of this report explains),
+then sync or reconcile again: ` + "`argocd app sync NAME`" + `, ` + "`flux reconcile kustomization NAME --with-source`" + `.
+
+## References
+- https://argo-cd.readthedocs.io/en/stable/operator-manual/health/
+- https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/
+- https://argo-cd.readthedocs.io/en/stable/faq/
+- https://fluxcd.io/flux/cheatsheets/troubleshooting/
+- https://fluxcd.io/flux/components/kustomize/kustomizations/#dependencies`,
+}
+
+const (
+	// gitopsGrace is how long a condition must hold before it is judged.
+	gitopsGrace = 10 * time.Minute
+	// syncHung is how long a sync may run.
+	syncHung = 30 * time.Minute
+)
+
+func runGitOpsSync(p *doctor.Pass) error {
+	apps := p.Snapshot.ArgoApplications()
+	sort.Slice(apps, func(i, j int) bool {
+		if apps[i].Namespace != apps[j].Namespace {
+			return apps[i].Namespace < apps[j].Namespace
+		}
+		return apps[i].Name < apps[j].Name
+	})
+	for i := range apps {
+		reportApplication(p, &apps[i])
+	}
+	reportFlux(p, "Kustomization", snapshot.FluxKustomizeGroup+"/v1", p.Snapshot.FluxKustomizations())
+	reportFlux(p, "HelmRelease", snapshot.FluxHelmGroup+"/v2", p.Snapshot.FluxHelmReleases())
+	return nil
+}
+
+// held says whether a transition at t is at least d old; an unknown time
+// counts as old enough (a capture is judged on what it says).
+func held(now time.Time, t time.Time, d time.Duration) bool {
+	return t.IsZero() || now.Sub(t) >= d
+}
+
+func reportApplication(p *doctor.Pass, a *snapshot.Application) {
+	var parts []string
+	var rem []doctor.Remediation
+	var via []doctor.ObjectRef // the unhealthy resources, when health is the only problem
+	ns := a.Namespace
+	st := &a.Status
+	if a.DeletionTimestamp != nil {
+		if !held(p.Now, a.DeletionTimestamp.Time, gitopsGrace) {
+			return
+		}
+		part := "has been deleting for " + human(p.Now.Sub(a.DeletionTimestamp.Time))
+		if c := argoCondition(st.Conditions, "DeletionError"); c != nil {
+			part += ": " + quote(c.Message)
+		} else if len(a.Finalizers) > 0 {
+			part += fmt.Sprintf(": finalizer %s waits for Argo CD to delete the %s it manages", strings.Join(a.Finalizers, ", "), doctor.Plural(len(st.Resources), "resource", "resources"))
+		}
+		parts = append(parts, part)
+		rem = append(rem, doctor.Remediation{Text: "if Argo CD can no longer delete them (the destination cluster is gone), removing the finalizer deletes the Application and leaves its resources in place",
+			Command: fmt.Sprintf(`kubectl patch application %s -n %s --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'`, a.Name, ns)})
+	}
+	for _, c := range st.Conditions {
+		if !strings.HasSuffix(c.Type, "Error") || c.Type == "DeletionError" {
+			continue
+		}
+		var since time.Time
+		if c.LastTransitionTime != nil {
+			since = c.LastTransitionTime.Time
+		}
+		if !held(p.Now, since, gitopsGrace) {
+			continue
+		}
+		what := map[string]string{"ComparisonError": "cannot render or compare its manifests", "InvalidSpecError": "has an invalid spec",
+			"SyncError": "cannot sync"}[c.Type]
+		if what == "" {
+			what = "reports " + c.Type
+		} else {
+			what += " (" + c.Type + ")"
+		}
+		if !since.IsZero() {
+			what += " for " + human(p.Now.Sub(since))
+		}
+		parts = append(parts, what+": "+quote(c.Message))
+	}
+	if op := st.OperationState; op != nil {
+		switch {
+		case (op.Phase == "Failed" || op.Phase == "Error") && st.Sync.Status != "Synced":
+			part := "failed to sync"
+			if op.FinishedAt != nil && !op.FinishedAt.IsZero() {
+				part += " " + human(p.Now.Sub(op.FinishedAt.Time)) + " ago"
+			}
+			if op.RetryCount > 0 {
+				part += fmt.Sprintf(" after %s", doctor.Plural(int(op.RetryCount), "retry", "retries"))
+			}
+			part += ": " + quote(op.Message)
+			if failed := syncFailures(op); failed != "" {
+				part += "; " + failed
+			}
+			parts = append(parts, part)
+		case op.Phase == "Running" && !op.StartedAt.IsZero() && p.Now.Sub(op.StartedAt.Time) >= syncHung:
+			part := "has been syncing for " + human(p.Now.Sub(op.StartedAt.Time))
+			if strings.TrimSpace(op.Message) != "" {
+				part += ": " + quote(op.Message)
+			}
+			if hooks := runningHooks(op); hooks != "" {
+				part += "; " + hooks
+			}
+			parts = append(parts, part)
+			rem = append(rem, doctor.Remediation{Text: "once the cause is fixed, or to give up on this sync, terminate it", Command: fmt.Sprintf("argocd app terminate-op %s --app-namespace %s", a.Name, ns)})
+		}
+	}
+	if h := st.Health; (h.Status == "Degraded" || h.Status == "Missing") && a.DeletionTimestamp == nil {
+		var since time.Time
+		if h.LastTransitionTime != nil {
+			since = h.LastTransitionTime.Time
+		}
+		if held(p.Now, since, gitopsGrace) {
+			part := "is " + h.Status
+			if !since.IsZero() {
+				part += " for " + human(p.Now.Sub(since))
+			}
+			bad, first := unhealthyResources(st.Resources, h.Status)
+			for _, r := range st.Resources {
+				if r.Health != nil && r.Health.Status == h.Status {
+					via = append(via, doctor.ObjectRef{APIVersion: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
+				}
+			}
+			if bad != "" {
+				part += ": " + bad
+			} else if h.Message != "" {
+				part += ": " + quote(h.Message)
+			}
+			parts = append(parts, part)
+			if first != nil && first.Namespace != "" {
+				rem = append(rem, doctor.Remediation{Text: "look at the resource Argo CD finds " + strings.ToLower(h.Status) + " (another finding of this report may already explain it)",
+					Command: fmt.Sprintf("kubectl describe %s %s -n %s", strings.ToLower(first.Kind), first.Name, first.Namespace)})
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	rem = append([]doctor.Remediation{{Text: "read Argo CD's account of it: conditions, the last operation, each resource's sync and health",
+		Command: fmt.Sprintf("kubectl describe application %s -n %s", a.Name, ns)}}, rem...)
+	if a.DeletionTimestamp == nil {
+		rem = append(rem, doctor.Remediation{Text: "after the fix, sync it again", Command: fmt.Sprintf("argocd app sync %s --app-namespace %s", a.Name, ns)})
+	}
+	f := doctor.Finding{Object: doctor.ObjectRef{APIVersion: "argoproj.io/v1alpha1", Kind: "Application", Namespace: ns, Name: a.Name},
+		Message: "application " + a.Name + " " + strings.Join(parts, "; "), Remediation: rem}
+	if len(parts) == 1 && len(via) > 0 {
+		// Degraded and nothing else: the resource's own finding, if
+		// another check made one, is the cause and takes this one in.
+		f.Via, f.ViaKeepsSeverity = via, true
+	}
+	p.Report(f)
+}
+
+func argoCondition(conds []snapshot.ApplicationCondition, typ string) *snapshot.ApplicationCondition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// syncFailures names the resources a failed sync could not apply, with
+// their messages (at most three).
+func syncFailures(op *snapshot.OperationState) string {
+	if op.SyncResult == nil {
+		return ""
+	}
+	var out []string
+	n := 0
+	for _, r := range op.SyncResult.Resources {
+		if r.Status != "SyncFailed" && r.HookPhase != "Failed" && r.HookPhase != "Error" {
+			continue
+		}
+		n++
+		if len(out) < 3 {
+			out = append(out, fmt.Sprintf("%s %s: %s", r.Kind, nsName(r.Namespace, r.Name), quote(r.Message)))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	s := doctor.Plural(n, "resource", "resources") + " failed: " + strings.Join(out, "; ")
+	if n > len(out) {
+		s += fmt.Sprintf("; and %d more", n-len(out))
+	}
+	return s
+}
+
+// runningHooks names the hooks a running sync waits for.
+func runningHooks(op *snapshot.OperationState) string {
+	if op.SyncResult == nil {
+		return ""
+	}
+	var out []string
+	for _, r := range op.SyncResult.Resources {
+		if r.HookPhase == "Running" || r.HookPhase == "Pending" {
+			out = append(out, r.Kind+" "+nsName(r.Namespace, r.Name))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "waiting for hook " + strings.Join(doctor.Examples(out), ", ")
+}
+
+// unhealthyResources lists the managed resources in the given health, with
+// Argo CD's message, and returns the first.
+func unhealthyResources(rs []snapshot.ApplicationResource, status string) (string, *snapshot.ApplicationResource) {
+	var out []string
+	var first *snapshot.ApplicationResource
+	n := 0
+	for i := range rs {
+		r := &rs[i]
+		if r.Health == nil || r.Health.Status != status {
+			continue
+		}
+		n++
+		if first == nil {
+			first = r
+		}
+		if len(out) < 3 {
+			s := r.Kind + " " + nsName(r.Namespace, r.Name)
+			if r.Health.Message != "" {
+				s += " (" + quote(r.Health.Message) + ")"
+			}
+			out = append(out, s)
+		}
+	}
+	if n == 0 {
+		return "", nil
+	}
+	s := strings.Join(out, ", ")
+	if n > len(out) {
+		s += fmt.Sprintf(" and %d more", n-len(out))
+	}
+	return s, first
+}
+
+func nsName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}
+
+// dependencyRe finds the dependency a Flux object waits for in its
+// DependencyNotReady message ("dependency 'flux-system/infra' is not ready").
+var dependencyRe = regexp.MustCompile(`dependency '([^'/]+)/([^']+)' is not ready`)
+
+// reportFlux reports the Flux objects of one kind that are not ready; those
+// that only wait for a reported dependency are folded into its finding.
+func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxObject) {
+	sort.Slice(objs, func(i, j int) bool {
+		if objs[i].Namespace != objs[j].Namespace {
+			return objs[i].Namespace < objs[j].Namespace
+		}
+		return objs[i].Name < objs[j].Name
+	})
+	type entry struct {
+		f       doctor.Finding
+		waitFor string // "ns/name" of the dependency it waits for
+	}
+	var entries []*entry
+	byKey := map[string]*entry{}
+	lower := strings.ToLower(kind)
+	for _, o := range objs {
+		if o.DeletionTimestamp != nil {
+			continue
+		}
+		ready := platformCondition(o.Status.Conditions, "Ready")
+		stalled := platformCondition(o.Status.Conditions, "Stalled")
+		bad := ready
+		if stalled != nil && stalled.Status == "True" {
+			bad = stalled
+		} else if ready == nil || ready.Status != "False" {
+			continue
+		}
+		if !held(p.Now, bad.LastTransitionTime.Time, gitopsGrace) {
+			continue
+		}
+		ref := doctor.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: o.Namespace, Name: o.Name}
+		msg := fmt.Sprintf("%s %s is not ready%s%s", lower, o.Name, heldFor(p.Now, bad), quoteCertManager(bad.Reason, bad.Message))
+		if bad == stalled {
+			// Stalled: the controller gave up; Ready keeps the failure.
+			msg = fmt.Sprintf("%s %s is stalled%s%s", lower, o.Name, heldFor(p.Now, bad), quoteCertManager(bad.Reason, bad.Message))
+			if ready != nil && ready.Status == "False" && ready.Message != "" && ready.Message != stalled.Message {
+				msg += "; the last failure" + quoteCertManager(ready.Reason, ready.Message)
+			}
+			msg += "; it no longer retries on its own"
+		}
+		if a, t := o.Status.LastAppliedRevision, o.Status.LastAttemptedRevision; a != "" && t != "" && a != t {
+			msg += fmt.Sprintf("; the cluster still runs revision %s, not %s", a, t)
+		}
+		e := &entry{f: doctor.Finding{Object: ref, Message: msg}}
+		verb := map[string]string{"Kustomization": "kustomization", "HelmRelease": "helmrelease"}[kind]
+		e.f.Remediation = []doctor.Remediation{
+			{Text: "read the controller's account of it", Command: fmt.Sprintf("kubectl describe %s %s -n %s", lower, o.Name, o.Namespace)},
+			{Text: "after the fix, reconcile it now instead of at its next interval", Command: fmt.Sprintf("flux reconcile %s %s -n %s --with-source", verb, o.Name, o.Namespace)}}
+		if bad == stalled && kind == "HelmRelease" {
+			e.f.Remediation[1] = doctor.Remediation{Text: "after the fix, force a new install or upgrade (a stalled release waits for a change otherwise)",
+				Command: fmt.Sprintf("flux reconcile helmrelease %s -n %s --force", o.Name, o.Namespace)}
+		}
+		if o.Spec.Suspend {
+			e.f.Severity = doctor.Info
+			e.f.Message += "; it is suspended, so nothing is reconciled"
+			e.f.Remediation[1] = doctor.Remediation{Text: "resume it when it should deliver again", Command: fmt.Sprintf("flux resume %s %s -n %s", verb, o.Name, o.Namespace)}
+		}
+		if bad.Reason == "DependencyNotReady" {
+			if m := dependencyRe.FindStringSubmatch(bad.Message); m != nil {
+				e.waitFor = m[1] + "/" + m[2]
+			}
+		}
+		entries = append(entries, e)
+		byKey[o.Namespace+"/"+o.Name] = e
+	}
+	// Fold each waiting object into the first reported object up its
+	// dependency chain (cycles stop where they start).
+	for _, e := range entries {
+		root, seen := e, map[*entry]bool{e: true}
+		for root.waitFor != "" {
+			next := byKey[root.waitFor]
+			if next == nil || seen[next] {
+				break
+			}
+			seen[next] = true
+			root = next
+		}
+		if root == e {
+			continue
+		}
+		root.f.Members = append(root.f.Members, e.f.Object)
+		e.f.Object = doctor.ObjectRef{} // folded
+	}
+	for _, e := range entries {
+		if e.f.Object.Name == "" {
+			continue
+		}
+		if n := len(e.f.Members); n > 0 {
+			names := make([]string, 0, n)
+			for _, m := range e.f.Members {
+				names = append(names, m.Namespace+"/"+m.Name)
+			}
+			e.f.Message += fmt.Sprintf("; %s %s for it: %s", doctor.Plural(n, lower, lower+"s"), map[bool]string{true: "waits", false: "wait"}[n == 1], examplesEllipsis(names))
+			e.f.Count, e.f.Examples = n, doctor.Examples(names)
+		}
+		p.Report(e.f)
+	}
+}
