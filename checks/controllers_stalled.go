@@ -180,13 +180,17 @@ func runControllersStalled(p *doctor.Pass) error {
 	rem := []doctor.Remediation{{Text: "see whether kube-controller-manager runs (kubeadm: a static pod in kube-system; a managed control plane does not list it)",
 		Command: "kubectl get pods -n kube-system -l component=kube-controller-manager"},
 		{Text: "see when a leader last renewed its lease", Command: "kubectl get lease kube-controller-manager -n kube-system -o jsonpath='{.spec.holderIdentity} {.spec.renewTime}'"}}
+	object := refs[0]
 	if p.Snapshot.Err(snapshot.Pods) == nil {
 		if down := unreadyComponent(p, "kube-controller-manager"); len(down) > 0 {
+			// The outage's own object: workload-pods' finding on this
+			// pod folds into this one.
+			object = doctor.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: metav1.NamespaceSystem, Name: down[0]}
 			msg += fmt.Sprintf("; its pod %s is not ready", strings.Join(doctor.Examples(down), ", "))
 			rem = append([]doctor.Remediation{{Text: "read why it fails (a static pod: fix its manifest on the control-plane node)",
 				Command: fmt.Sprintf("kubectl logs -n kube-system %s --previous", down[0])}}, rem...)
 		}
 	}
-	p.Report(doctor.Finding{Object: refs[0], Message: msg, Count: len(out), Examples: doctor.Examples(members), Members: refs, Remediation: rem})
+	p.Report(doctor.Finding{Object: object, Message: msg, Count: len(out), Examples: doctor.Examples(members), Members: refs, Remediation: rem})
 	return nil
 }

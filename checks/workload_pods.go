@@ -491,10 +491,12 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		}
 	}
 	sev := severityFor(a)
+	kcm := false
 	if role := controlPlaneRole(g.Pods[0]); role != "" {
 		// A control-plane component down is the whole cluster's problem.
 		sev = doctor.Critical
 		msg += "; it is a static pod of the control plane (its manifest on node " + g.Pods[0].Spec.NodeName + "): " + role
+		kcm = g.Pods[0].Labels["component"] == "kube-controller-manager" && len(via) == 0
 	}
 	f := doctor.Finding{Severity: sev, Object: g.Owner.Ref, Message: msg, Count: len(g.Pods), Cause: cause,
 		Examples: doctor.Examples(names), Remediation: remediationFor(p, g, a), Via: via}
@@ -503,6 +505,11 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		if g.Cause == kube.ImagePull {
 			f.ViaChecks, f.ViaCause = []string{MissingReferences.Name}, "pull-secret"
 		}
+	}
+	if kcm {
+		// What it stalls, when controllers-stalled found it, is reported
+		// there on this pod: one finding for the outage.
+		f.Via, f.ViaChecks = []doctor.ObjectRef{g.Owner.Ref}, []string{ControllersStalled.Name}
 	}
 	chain(&f, chained)
 	p.Report(f)
