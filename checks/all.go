@@ -27,6 +27,7 @@ func All() []*doctor.Check {
 		ControllersStalled,
 		Certificates,
 		GitOpsSync,
+		ExternalSecretsSync,
 		SandboxFailures,
 		RuntimeSocket,
 		APIServerMetrics,

@@ -102,6 +102,9 @@ func notStarted(p *doctor.Pass, g *kube.OwnerProblem) (details string, via []doc
 			rem = append(rem, doctor.Remediation{Text: "create the ConfigMap the volume references (or fix the reference)", Command: fmt.Sprintf("kubectl create configmap %s -n %s --from-file=<path>", name, ns)})
 		case "secret":
 			rem = append(rem, secretRemediation(p, ns, name, "the volume references"))
+			if ref, _, ok := secretWriter(p, ns, name); ok {
+				via = append(via, ref)
+			}
 		case "persistentvolumeclaim":
 			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "PersistentVolumeClaim", Namespace: ns, Name: name})
 		}
@@ -287,11 +290,15 @@ func holderWords(now time.Time, holders []volumeHolder, down map[string]kube.Nod
 var missingItemKey = regexp.MustCompile(`(configmap|secret) references non-existent (?:config|secret) key: (\S+)`)
 
 // secretRemediation creates a missing Secret, unless a controller is meant
-// to write it: OpenShift's service-ca for a Service that asks for a serving
+// to write it: an ExternalSecret or a cert-manager Certificate that targets
+// it, OpenShift's service-ca for a Service that asks for a serving
 // certificate, cert-manager for an Ingress's TLS section. A Secret made by
 // hand then blocks the real one (those controllers do not overwrite what
 // they did not create), so the fix is to see why the controller has not.
 func secretRemediation(p *doctor.Pass, ns, name, whose string) doctor.Remediation {
+	if _, rem, ok := secretWriter(p, ns, name); ok {
+		return rem
+	}
 	if p.Snapshot.Err(snapshot.Services) == nil {
 		for _, svc := range p.Snapshot.Services() {
 			if svc.Namespace != ns {

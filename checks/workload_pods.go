@@ -35,7 +35,8 @@ var WorkloadPods = &doctor.Check{
 	// node holding a ReadWriteOnce volume is.
 	Reads: []snapshot.Resource{snapshot.Pods},
 	Optional: append(append(append(slices.Clone(kube.WorkloadReads), snapshot.ControllerRevisions), kube.ServiceReads...),
-		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes, snapshot.Ingresses}, kube.WebhookConfigReads...)...),
+		append([]snapshot.Resource{snapshot.APIServices, kube.WarningEventReads, snapshot.PersistentVolumeClaims, snapshot.Nodes, snapshot.Ingresses,
+			snapshot.ExternalSecrets, snapshot.Certificates}, kube.WebhookConfigReads...)...),
 	// Without pods, the Deployments' own status still tells a stuck
 	// rollout and lost availability.
 	Fallback: []snapshot.Resource{snapshot.Deployments},
@@ -483,6 +484,14 @@ func reportOwnerProblem(p *doctor.Pass, g *kube.OwnerProblem, since time.Time, c
 		// One node outage is one finding: node-health's, which lists this.
 		for _, n := range g.Nodes() {
 			via = append(via, doctor.ObjectRef{APIVersion: "v1", Kind: "Node", Name: n})
+		}
+	case kube.ConfigError:
+		// A Secret that an ExternalSecret or a Certificate writes: their
+		// finding says why it is missing, and takes this one in.
+		if ex := g.Example(); ex.MissingKind == "Secret" && ex.MissingKey == "" {
+			if ref, _, ok := secretWriter(p, g.Owner.Ref.Namespace, ex.MissingName); ok {
+				via = append(via, ref)
+			}
 		}
 	case kube.NotStarted:
 		_, via, _ = notStarted(p, g)

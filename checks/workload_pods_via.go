@@ -17,7 +17,7 @@ var stuckRolloutCauses = []string{"unschedulable", "pending-taints", "pvc-pendin
 var unavailableCauses = []string{"pod-storm", "replica-failure", "admission-webhooks", "apiservice-unavailable",
 	"missing-references", "rbac-missing-role", "pvc-pending", "unschedulable", "pending-taints", "node-health",
 	"node-taints", "node-pod-capacity", "sandbox-failures", "runtime-socket", "daemonset-no-nodes", "pods-stuck",
-	"network-policies", "kube-controller-manager"}
+	"network-policies", "kube-controller-manager", "external-secrets", "certificates"}
 
 // chainedOwnerVia are the checks whose findings name a workload as the broken
 // backend of an APIService or admission webhook: workload-pods' finding on

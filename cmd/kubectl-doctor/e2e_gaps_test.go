@@ -56,4 +56,7 @@ var gapsWant = map[string][]wantFinding{
 	"certificates": {},
 	// Nor Argo CD or Flux (TestGitOpsLive).
 	"gitops-sync": {},
+	// Nor the External Secrets Operator (fixtures and
+	// TestWorkloadFoldsIntoExternalSecret cover it).
+	"external-secrets": {},
 }

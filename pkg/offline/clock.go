@@ -144,6 +144,19 @@ func (n *newest) see(obj runtime.Object) {
 			n.at(op.StartedAt)
 			n.atPtr(op.FinishedAt)
 		}
+	case *snapshot.ExternalSecret:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+		n.at(o.Status.RefreshTime)
+	case *snapshot.SecretStore:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
+	case *snapshot.ClusterSecretStore:
+		for _, c := range o.Status.Conditions {
+			n.at(c.LastTransitionTime)
+		}
 	case *snapshot.Kustomization:
 		for _, c := range o.Status.Conditions {
 			n.at(c.LastTransitionTime)

@@ -36,9 +36,9 @@ type Resource struct {
 // extensionGroups are the API groups clusters serve only when they are
 // installed (custom resources such as the Gateway API's) or only on one
 // distribution (OpenShift's config.openshift.io), or with an add-on
-// (cert-manager.io, Argo CD, Flux).
+// (cert-manager.io, Argo CD, Flux, External Secrets).
 var extensionGroups = map[string]bool{"gateway.networking.k8s.io": true, OpenShiftConfigGroup: true, CertManagerGroup: true,
-	ArgoGroup: true, FluxKustomizeGroup: true, FluxHelmGroup: true}
+	ArgoGroup: true, FluxKustomizeGroup: true, FluxHelmGroup: true, ExternalSecretsGroup: true}
 
 // Extension says whether r belongs to an API that clusters serve only when
 // it is installed: when the server does not serve it, the read holds no
@@ -96,7 +96,8 @@ var known = []Resource{Nodes, Namespaces, Pods, Services, ReplicaSets, Deploymen
 	PodDisruptionBudgets, Ingresses, IngressClasses, allEvents,
 	NetworkPolicies, PersistentVolumes, ServiceAccounts, Roles, ClusterRoles, RoleBindings, ClusterRoleBindings,
 	GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, ClusterOperators, ClusterVersions,
-	Certificates, Issuers, ClusterIssuers, ArgoApplications, FluxKustomizations, FluxHelmReleases}
+	Certificates, Issuers, ClusterIssuers, ArgoApplications, FluxKustomizations, FluxHelmReleases,
+	ExternalSecrets, SecretStores, ClusterSecretStores}
 
 var allEvents = Resource{Version: "v1", Resource: "events", Kind: "Event", Namespaced: true}
 

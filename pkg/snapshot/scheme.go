@@ -14,10 +14,11 @@ import (
 // the aggregator's APIService, the Gateway API's kinds, OpenShift's
 // ClusterOperator and ClusterVersion, cert-manager's Certificate, Issuer
 // and ClusterIssuer, Argo CD's Application and Flux's Kustomization and
-// HelmRelease. Built once, never changed afterwards.
+// HelmRelease, and the External Secrets Operator's ExternalSecret and
+// secret stores. Built once, never changed afterwards.
 var Scheme = sync.OnceValue(func() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install, addOpenShiftTypes, addCertManagerTypes, addGitOpsTypes} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiregistrationv1.AddToScheme, gatewayv1.Install, addOpenShiftTypes, addCertManagerTypes, addGitOpsTypes, addExternalSecretsTypes} {
 		if err := add(s); err != nil {
 			panic(err) // programming error: conflicting registrations
 		}
