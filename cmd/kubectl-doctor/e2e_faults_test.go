@@ -365,7 +365,7 @@ func TestFaultsViewUser(t *testing.T) {
 			// resources (the Gateway API's, cert-manager's, Argo CD's, Flux's,
 			// ESO's: installed, they aggregate their own into view) are beyond view:
 			// no other reason says "in all namespaces".
-			const read = `(list on [a-z0-9.]+\.((rbac\.authorization|gateway\.networking)\.k8s\.io|cert-manager\.io|argoproj\.io|toolkit\.fluxcd\.io) in all namespaces|list on [a-z0-9.]+|get on /metrics)`
+			const read = `(list on [a-z0-9.]+\.((rbac\.authorization|gateway\.networking)\.k8s\.io|cert-manager\.io|argoproj\.io|toolkit\.fluxcd\.io|external-secrets\.io) in all namespaces|list on [a-z0-9.]+|get on /metrics)`
 			if !regexp.MustCompile(`^forbidden: needs ` + read + `(; forbidden: needs ` + read + `)*$`).MatchString(c.Reason) {
 				t.Errorf("%s skipped: %q", c.Name, c.Reason)
 			}
