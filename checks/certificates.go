@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,7 +111,7 @@ func runCertificates(p *doctor.Pass) error {
 	}
 	servedBy := ingressesByTLSSecret(p)
 
-	certs := p.Snapshot.Certificates()
+	certs := slices.Clone(p.Snapshot.Certificates()) // sorted here, not in the shared snapshot
 	sort.Slice(certs, func(i, j int) bool {
 		if certs[i].Namespace != certs[j].Namespace {
 			return certs[i].Namespace < certs[j].Namespace
@@ -144,7 +145,7 @@ func runCertificates(p *doctor.Pass) error {
 			continue
 		}
 		if key != "" {
-			if is := issuers[key]; is != nil && issuerDown(p.Now, is) != nil {
+			if is := issuers[key]; is != nil && is.DeletionTimestamp == nil && issuerDown(p, is) != nil {
 				held[key] = append(held[key], pr)
 				continue
 			}
@@ -181,13 +182,13 @@ func judgeCertificate(now time.Time, c *snapshot.Certificate) (certProblem, bool
 		// The Issuing condition carries the request's error; some
 		// versions put the detail on Ready instead and keep Issuing's short.
 		msg := issuing.Message
-		if ready != nil && ready.Status == "False" && len(strings.TrimSpace(ready.Message)) > len(strings.TrimSpace(msg)) {
+		if ready != nil && ready.Status == "False" && ready.Message != "" && (ready.Reason == "Failed" || bareRetry(msg)) {
 			msg = ready.Message
 		}
 		pr.failure = "; the last attempt failed: " + quote(msg)
 		pr.acme = mentionsACME(msg)
 	case ready != nil && ready.Status == "False":
-		pr.failure = quoteCertManager(ready.Reason, ready.Message)
+		pr.failure = quoteReason(ready.Reason, ready.Message)
 		pr.acme = mentionsACME(ready.Message)
 	}
 	notAfter := c.Status.NotAfter
@@ -221,11 +222,19 @@ func judgeCertificate(now time.Time, c *snapshot.Certificate) (certProblem, bool
 			pr.severity = doctor.Critical
 		}
 		pr.words = "fails to renew"
+		renewing := issuing != nil && issuing.Status == "True"
+		if renewing {
+			pr.words = "has been renewing" + heldFor(now, issuing) + " without a new certificate yet"
+		}
 		if r := c.Status.RenewalTime; r != nil && r.Time.Before(now) {
 			pr.words += fmt.Sprintf(": renewal was due %s ago", human(now.Sub(r.Time)))
 		}
 		pr.words += fmt.Sprintf(" and the certificate expires in %s (notAfter %s)", human(notAfter.Sub(now)), notAfter.UTC().Format(time.RFC3339))
-		if pr.failure == "" {
+		switch {
+		case pr.failure != "":
+		case renewing:
+			pr.failure = quoteReason(issuing.Reason, issuing.Message)
+		default:
 			pr.failure = ": cert-manager has not started a renewal"
 		}
 	default:
@@ -246,14 +255,19 @@ func judgeCertificate(now time.Time, c *snapshot.Certificate) (certProblem, bool
 	return pr, true
 }
 
+// bareRetry says whether an Issuing message is cert-manager's prefix with
+// nothing after it ("The certificate request has failed to complete and
+// will be retried"): some versions put the error on Ready only.
+func bareRetry(msg string) bool {
+	m := strings.TrimRight(strings.TrimSpace(msg), ".:")
+	return m == "" || strings.HasSuffix(m, "will be retried")
+}
+
 // judgedLongEnough says whether a not-ready condition has held, and the
 // Certificate existed, for certGrace (unknown times count as long enough:
 // a capture without them is judged on what it says).
 func judgedLongEnough(now time.Time, c *snapshot.Certificate, cond *snapshot.PlatformCondition) bool {
-	if !cond.LastTransitionTime.IsZero() && now.Sub(cond.LastTransitionTime.Time) < certGrace {
-		return false
-	}
-	return c.CreationTimestamp.IsZero() || now.Sub(c.CreationTimestamp.Time) >= certGrace
+	return held(now, cond.LastTransitionTime.Time, certGrace) && held(now, c.CreationTimestamp.Time, certGrace)
 }
 
 // certBackoff is cert-manager's delay after n failed issuances: an hour,
@@ -270,18 +284,6 @@ func certBackoff(n int) time.Duration {
 func mentionsACME(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "acme") || strings.Contains(m, "order resource") || strings.Contains(m, "challenge")
-}
-
-// quoteCertManager is ` (Reason): "message"`, the message clipped.
-func quoteCertManager(reason, msg string) string {
-	out := ""
-	if reason != "" {
-		out = " (" + reason + ")"
-	}
-	if strings.TrimSpace(msg) != "" {
-		out += ": " + quote(msg)
-	}
-	return out
 }
 
 func certRef(ns, name string) doctor.ObjectRef {
@@ -315,15 +317,8 @@ func issuerListed(p *doctor.Pass, kind, ns string) bool {
 
 // issuerDown is the issuer's Ready=False condition once it has held for
 // certGrace (or for an unknown time), else nil.
-func issuerDown(now time.Time, is *snapshot.Issuer) *snapshot.PlatformCondition {
-	c := platformCondition(is.Status.Conditions, "Ready")
-	if c == nil || c.Status != "False" {
-		return nil
-	}
-	if !c.LastTransitionTime.IsZero() && now.Sub(c.LastTransitionTime.Time) < certGrace {
-		return nil
-	}
-	return c
+func issuerDown(p *doctor.Pass, is *snapshot.Issuer) *snapshot.PlatformCondition {
+	return notReadyHeld(p, is.Status.Conditions)
 }
 
 // ingressesByTLSSecret maps "ns/secret" to the Ingresses whose TLS section
@@ -375,7 +370,7 @@ func reportIssuers(p *doctor.Pass, issuers map[string]*snapshot.Issuer, held map
 	sort.Strings(keys)
 	for _, k := range keys {
 		is := issuers[k]
-		down := issuerDown(p.Now, is)
+		down := issuerDown(p, is)
 		if down == nil || is.DeletionTimestamp != nil {
 			continue
 		}
@@ -387,7 +382,7 @@ func reportIssuers(p *doctor.Pass, issuers map[string]*snapshot.Issuer, held map
 			ref = doctor.ObjectRef{APIVersion: "cert-manager.io/v1", Kind: kind, Name: is.Name}
 			describe = "kubectl describe clusterissuer " + is.Name
 		}
-		msg := fmt.Sprintf("%s %s is not ready%s%s", strings.ToLower(kind), is.Name, heldFor(p.Now, down), quoteCertManager(down.Reason, down.Message))
+		msg := fmt.Sprintf("%s %s is not ready%s%s", strings.ToLower(kind), is.Name, heldFor(p.Now, down), quoteReason(down.Reason, down.Message))
 		f := doctor.Finding{Severity: doctor.Warning, Object: ref}
 		hs := held[k]
 		switch {
@@ -408,7 +403,12 @@ func reportIssuers(p *doctor.Pass, issuers map[string]*snapshot.Issuer, held map
 			}
 			f.Count, f.Examples = len(hs), doctor.Examples(names)
 		case users[k] > 0:
-			msg += fmt.Sprintf(": the %s that name it cannot be issued or renewed", doctor.Plural(users[k], "certificate", "certificates"))
+			msg += fmt.Sprintf(": the %s that %s it cannot be issued or renewed", doctor.Plural(users[k], "certificate", "certificates"), map[bool]string{true: "names", false: "name"}[users[k] == 1])
+			if ns := p.Snapshot.Namespace; ns != "" && kind == "ClusterIssuer" {
+				msg = strings.Replace(msg, "that name", "in namespace "+ns+" that name", 1)
+			}
+		case kind == "ClusterIssuer" && p.Snapshot.Namespace != "":
+			continue // certificates of namespaces out of scope may use it
 		default:
 			f.Severity = doctor.Info
 			msg += ": no certificate names it"

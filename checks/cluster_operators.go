@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -77,12 +76,14 @@ before updating.
 // platformMessageLimit bounds a quoted operator message.
 const platformMessageLimit = 480
 
-// quotePlatform is an operator's reason and message as a finding quotes
-// them: ` (Reason): "message"`, whitespace folded, long messages cut.
+// quotePlatform is an OpenShift operator's reason and message: as
+// quoteReason, but a long message is cut at its end, not in its middle:
+// operators put the cause first and then list every other degraded
+// condition (an Insights archive's ingress operator names the unschedulable
+// router and why within its first 300 characters, then 900 more).
 func quotePlatform(reason, msg string) string {
 	msg = strings.Join(strings.Fields(msg), " ")
-	if utf8.RuneCountInString(msg) > platformMessageLimit {
-		r := []rune(msg)
+	if r := []rune(msg); len(r) > platformMessageLimit {
 		msg = string(r[:platformMessageLimit]) + "…"
 	}
 	var out string
@@ -91,6 +92,20 @@ func quotePlatform(reason, msg string) string {
 	}
 	if msg != "" {
 		out += fmt.Sprintf(": %q", msg)
+	}
+	return out
+}
+
+// quoteReason is a controller's reason and message as a finding quotes them
+// (cert-manager's, Flux's, ESO's): ` (Reason):
+// "message"`, whitespace folded, a long message cut in the middle (quote).
+func quoteReason(reason, msg string) string {
+	var out string
+	if reason != "" {
+		out = " (" + reason + ")"
+	}
+	if strings.TrimSpace(msg) != "" {
+		out += ": " + quote(msg)
 	}
 	return out
 }

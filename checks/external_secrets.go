@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,7 +34,9 @@ password is never picked up. One store whose credentials expired or whose
 IAM role lost a permission stops every ExternalSecret that uses it.
 
 ## How it is detected
-From one LIST of ` + "`externalsecrets.external-secrets.io`" + ` v1 (served since ESO 0.16.2;
+From one LIST of ` + "`externalsecrets.external-secrets.io`" + ` v1 (served since ESO 0.16.2; an
+older ESO serves only v1beta1 and is not read live, while captures of
+v1beta1 objects are;
 and, when readable, of ` + "`secretstores`" + ` and ` + "`clustersecretstores`" + `; a cluster without
 ESO answers 404 and the check passes). An ExternalSecret with ` + "`Ready=False`" + ` for
 10 minutes is reported with ESO's reason and message (the provider's error),
@@ -93,7 +96,7 @@ func runExternalSecrets(p *doctor.Pass) error {
 			ref:      doctor.ObjectRef{APIVersion: "external-secrets.io/v1", Kind: "ClusterSecretStore", Name: s.Name},
 			describe: "kubectl describe clustersecretstore " + s.Name}
 	}
-	ess := p.Snapshot.ExternalSecrets()
+	ess := slices.Clone(p.Snapshot.ExternalSecrets()) // sorted here, not in the shared snapshot
 	sort.Slice(ess, func(i, j int) bool {
 		if ess[i].Namespace != ess[j].Namespace {
 			return ess[i].Namespace < ess[j].Namespace
@@ -122,7 +125,7 @@ func runExternalSecrets(p *doctor.Pass) error {
 			s.members = append(s.members, externalSecretRef(es.Namespace, es.Name))
 			continue
 		}
-		msg := fmt.Sprintf("externalsecret %s (secret %s) fails to sync%s%s", es.Name, es.TargetName(), heldFor(p.Now, c), quoteCertManager(c.Reason, c.Message))
+		msg := fmt.Sprintf("externalsecret %s (secret %s) fails to sync%s%s", es.Name, es.TargetName(), heldFor(p.Now, c), quoteReason(c.Reason, c.Message))
 		if es.Spec.SecretStoreRef.Name != "" && stores[key] == nil && storeListed(p, kind, es.Namespace) {
 			msg += fmt.Sprintf("; its %s %s does not exist", kind, es.Spec.SecretStoreRef.Name)
 		}
@@ -145,12 +148,15 @@ func runExternalSecrets(p *doctor.Pass) error {
 		if s.down == nil {
 			continue
 		}
-		msg := fmt.Sprintf("%s %s cannot reach its provider%s%s", strings.ToLower(s.ref.Kind), s.ref.Name, heldFor(p.Now, s.down), quoteCertManager(s.down.Reason, s.down.Message))
+		msg := fmt.Sprintf("%s %s cannot reach its provider%s%s", strings.ToLower(s.ref.Kind), s.ref.Name, heldFor(p.Now, s.down), quoteReason(s.down.Reason, s.down.Message))
 		f := doctor.Finding{Object: s.ref, Remediation: []doctor.Remediation{{Text: "read the store's conditions and events (its credentials, role or endpoint)", Command: s.describe}}}
 		if n := len(s.held); n > 0 {
 			msg += fmt.Sprintf(": %s %s no longer synced (%s)", doctor.Plural(n, "externalsecret", "externalsecrets"), map[bool]string{true: "is", false: "are"}[n == 1], examplesEllipsis(s.held))
 			f.Count, f.Examples, f.Members = n, doctor.Examples(s.held), s.members
 		} else {
+			if s.ref.Kind == "ClusterSecretStore" && p.Snapshot.Namespace != "" {
+				continue // ExternalSecrets of namespaces out of scope may use it
+			}
 			f.Severity = doctor.Info
 			msg += ": no failing externalsecret uses it"
 		}

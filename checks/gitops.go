@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -41,7 +42,8 @@ From one LIST of ` + "`applications.argoproj.io`" + ` (and, when served and read
 ` + "`kustomizations.kustomize.toolkit.fluxcd.io`" + ` v1 and ` + "`helmreleases.helm.toolkit.fluxcd.io`" + `
 v2; a cluster without Argo CD or Flux answers 404 and the check passes; Flux
 releases older than 2.3, which serve HelmReleases only as v2beta1/v2beta2, are
-not read).
+not read live; captures of v2beta1/v2beta2 HelmReleases and v1beta2
+Kustomizations are).
 One finding per Application, its problems combined:
 - an error condition (` + "`ComparisonError`" + `, ` + "`InvalidSpecError`" + `, ` + "`SyncError`" + `,
   ` + "`UnknownError`" + `) held for 10 minutes, quoted;
@@ -53,14 +55,23 @@ One finding per Application, its problems combined:
   and Argo CD's health message for each;
 - deletion pending for 10 minutes (the resources finalizer waits), with the
   ` + "`DeletionError`" + ` condition when there is one.
-For Flux, ` + "`Ready=False`" + ` (or ` + "`Stalled=True`" + `: the controller gave up retrying) for 10
-minutes is one finding quoting the reason and message (and, when stalled,
+For Flux, ` + "`Ready=False`" + ` (or ` + "`Stalled=True`" + `: the controller gave up retrying) is one
+finding when it holds for 10 minutes, when the revision attempted is not the
+one applied (a HelmRelease's applied revision is its newest history entry),
+or when another object waits for it (Flux restamps Ready at every attempt,
+so its time is the last attempt's, not the failure's start); it is quoting the reason and message (and, when stalled,
 the last failure), with the revision last applied when the one attempted
 differs (the cluster still runs the old one). An object that is
 not ready only because a dependency is not (` + "`DependencyNotReady`" + `) is folded
 into that dependency's finding. A suspended object is an info when it is
-also not ready. Young conditions, OutOfSync Applications without an error
-(a sync not yet made) and Progressing health are not judged.
+also not ready, a warning when others wait for it. Young conditions,
+OutOfSync Applications without an error (a sync not yet made: a new
+resource is Missing until then), health while a sync runs or within 10
+minutes of the last one (Argo CD before 2.14 does not date health) and
+Progressing health are not judged. Argo CD 3 keeps each resource's health
+out of the Application by default (` + "`resourceHealthSource: appTree`" + `): the finding
+then says where to see it. A Degraded Application whose resource another
+check of workload health reported folds into that finding.
 
 ## How to fix
 Read the controller's own account (` + "`kubectl describe application`" + `, ` + "`argocd app get NAME`" + `,
@@ -84,7 +95,7 @@ const (
 )
 
 func runGitOpsSync(p *doctor.Pass) error {
-	apps := p.Snapshot.ArgoApplications()
+	apps := slices.Clone(p.Snapshot.ArgoApplications()) // sorted here, not in the shared snapshot
 	sort.Slice(apps, func(i, j int) bool {
 		if apps[i].Namespace != apps[j].Namespace {
 			return apps[i].Namespace < apps[j].Namespace
@@ -119,15 +130,28 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 		if c := argoCondition(st.Conditions, "DeletionError"); c != nil {
 			part += ": " + quote(c.Message)
 		} else if len(a.Finalizers) > 0 {
-			part += fmt.Sprintf(": finalizer %s waits for Argo CD to delete the %s it manages", strings.Join(a.Finalizers, ", "), doctor.Plural(len(st.Resources), "resource", "resources"))
+			what := "what it manages"
+			if n := len(st.Resources); n > 0 {
+				what = "the " + doctor.Plural(n, "resource", "resources") + " it manages"
+			}
+			if strings.Contains(strings.Join(a.Finalizers, ","), "argocd.argoproj.io") {
+				part += fmt.Sprintf(": finalizer %s waits for Argo CD to delete %s", strings.Join(a.Finalizers, ", "), what)
+			} else {
+				part += fmt.Sprintf(": finalizer %s holds it", strings.Join(a.Finalizers, ", "))
+			}
 		}
 		parts = append(parts, part)
 		rem = append(rem, doctor.Remediation{Text: "if Argo CD can no longer delete them (the destination cluster is gone), removing the finalizer deletes the Application and leaves its resources in place",
 			Command: fmt.Sprintf(`kubectl patch application %s -n %s --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]'`, a.Name, ns)})
 	}
+	op := st.OperationState
+	opFailed := op != nil && (op.Phase == "Failed" || op.Phase == "Error") && st.Sync.Status != "Synced"
 	for _, c := range st.Conditions {
 		if !strings.HasSuffix(c.Type, "Error") || c.Type == "DeletionError" {
 			continue
+		}
+		if c.Type == "SyncError" && opFailed && (strings.Contains(op.Message, c.Message) || strings.Contains(c.Message, op.Message)) {
+			continue // the failed sync below quotes it
 		}
 		var since time.Time
 		if c.LastTransitionTime != nil {
@@ -148,9 +172,9 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 		}
 		parts = append(parts, what+": "+quote(c.Message))
 	}
-	if op := st.OperationState; op != nil {
+	if op != nil {
 		switch {
-		case (op.Phase == "Failed" || op.Phase == "Error") && st.Sync.Status != "Synced":
+		case opFailed:
 			part := "failed to sync"
 			if op.FinishedAt != nil && !op.FinishedAt.IsZero() {
 				part += " " + human(p.Now.Sub(op.FinishedAt.Time)) + " ago"
@@ -172,15 +196,15 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 				part += "; " + hooks
 			}
 			parts = append(parts, part)
-			rem = append(rem, doctor.Remediation{Text: "once the cause is fixed, or to give up on this sync, terminate it", Command: fmt.Sprintf("argocd app terminate-op %s --app-namespace %s", a.Name, ns)})
+			rem = append(rem, doctor.Remediation{Text: "once the cause is fixed, or to give up on this sync, terminate it", Command: fmt.Sprintf("argocd app terminate-op %s/%s", ns, a.Name)})
 		}
 	}
-	if h := st.Health; (h.Status == "Degraded" || h.Status == "Missing") && a.DeletionTimestamp == nil {
+	if h := st.Health; (h.Status == "Degraded" || h.Status == "Missing") && a.DeletionTimestamp == nil && healthJudged(p, st) {
 		var since time.Time
 		if h.LastTransitionTime != nil {
 			since = h.LastTransitionTime.Time
 		}
-		if held(p.Now, since, gitopsGrace) {
+		{
 			part := "is " + h.Status
 			if !since.IsZero() {
 				part += " for " + human(p.Now.Sub(since))
@@ -191,10 +215,13 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 					via = append(via, doctor.ObjectRef{APIVersion: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name})
 				}
 			}
-			if bad != "" {
+			switch {
+			case bad != "":
 				part += ": " + bad
-			} else if h.Message != "" {
+			case h.Message != "":
 				part += ": " + quote(h.Message)
+			case st.ResourceHealthSource == "appTree":
+				part += fmt.Sprintf(" (Argo CD keeps each resource's health outside the Application: argocd app get %s/%s names them)", ns, a.Name)
 			}
 			parts = append(parts, part)
 			if first != nil && first.Namespace != "" {
@@ -209,16 +236,42 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 	rem = append([]doctor.Remediation{{Text: "read Argo CD's account of it: conditions, the last operation, each resource's sync and health",
 		Command: fmt.Sprintf("kubectl describe application %s -n %s", a.Name, ns)}}, rem...)
 	if a.DeletionTimestamp == nil {
-		rem = append(rem, doctor.Remediation{Text: "after the fix, sync it again", Command: fmt.Sprintf("argocd app sync %s --app-namespace %s", a.Name, ns)})
+		rem = append(rem, doctor.Remediation{Text: "after the fix, sync it again", Command: fmt.Sprintf("argocd app sync %s/%s", ns, a.Name)})
 	}
 	f := doctor.Finding{Object: doctor.ObjectRef{APIVersion: "argoproj.io/v1alpha1", Kind: "Application", Namespace: ns, Name: a.Name},
 		Message: "application " + a.Name + " " + strings.Join(parts, "; "), Remediation: rem}
 	if len(parts) == 1 && len(via) > 0 {
-		// Degraded and nothing else: the resource's own finding, if
-		// another check made one, is the cause and takes this one in.
+		// Degraded and nothing else: the resource's own finding, if a
+		// check of workload health made one, is the cause and takes this
+		// one in (never a finding that merely names the same object, such
+		// as a missing change-cause).
 		f.Via, f.ViaKeepsSeverity = via, true
+		f.ViaChecks = append(slices.Clone(unavailableCauses), WorkloadPods.Name, ServiceEndpoints.Name, PVCPending.Name)
 	}
 	p.Report(f)
+}
+
+// healthJudged says whether an Application's Degraded or Missing health
+// means something: not while a sync runs, not for an OutOfSync Application
+// whose sync nobody made yet (a new resource in Git is Missing until then),
+// and not within gitopsGrace of the last sync when Argo CD (before 2.14)
+// does not date its health.
+func healthJudged(p *doctor.Pass, st *snapshot.ApplicationStatus) bool {
+	op := st.OperationState
+	if op != nil && op.Phase == "Running" {
+		return false
+	}
+	failed := op != nil && (op.Phase == "Failed" || op.Phase == "Error")
+	if st.Health.Status == "Missing" && st.Sync.Status == "OutOfSync" && !failed {
+		return false
+	}
+	if lt := st.Health.LastTransitionTime; lt != nil && !lt.IsZero() {
+		return held(p.Now, lt.Time, gitopsGrace)
+	}
+	if op != nil && op.FinishedAt != nil && !op.FinishedAt.IsZero() {
+		return held(p.Now, op.FinishedAt.Time, gitopsGrace)
+	}
+	return true
 }
 
 func argoCondition(conds []snapshot.ApplicationCondition, typ string) *snapshot.ApplicationCondition {
@@ -328,8 +381,10 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 		return objs[i].Name < objs[j].Name
 	})
 	type entry struct {
-		f       doctor.Finding
-		waitFor string // "ns/name" of the dependency it waits for
+		f         doctor.Finding
+		waitFor   string // "ns/name" of the dependency it waits for
+		pending   bool   // a fresh failure: reported only if others wait for it
+		suspended bool
 	}
 	var entries []*entry
 	byKey := map[string]*entry{}
@@ -346,23 +401,35 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 		} else if ready == nil || ready.Status != "False" {
 			continue
 		}
-		if !held(p.Now, bad.LastTransitionTime.Time, gitopsGrace) {
-			continue
+		// Flux marks Ready Unknown at each attempt, then False again:
+		// Ready's transition time is the last attempt, not the start of
+		// the failure. A revision it could not apply, or a failure held
+		// for gitopsGrace, is judged; a fresh failure of the revision it
+		// runs may be a blip (roots that others wait for are judged below).
+		applied, attempted := o.Status.LastAppliedRevision, o.Status.LastAttemptedRevision
+		if kind == "HelmRelease" && len(o.Status.History) > 0 {
+			applied = o.Status.History[0].ChartVersion
 		}
+		stuck := applied != "" && attempted != "" && applied != attempted
+		young := !held(p.Now, bad.LastTransitionTime.Time, gitopsGrace)
 		ref := doctor.ObjectRef{APIVersion: apiVersion, Kind: kind, Namespace: o.Namespace, Name: o.Name}
-		msg := fmt.Sprintf("%s %s is not ready%s%s", lower, o.Name, heldFor(p.Now, bad), quoteCertManager(bad.Reason, bad.Message))
+		since := heldFor(p.Now, bad)
+		if young {
+			since = "" // the last attempt's time, not the failure's
+		}
+		msg := fmt.Sprintf("%s %s is not ready%s%s", lower, o.Name, since, quoteReason(bad.Reason, bad.Message))
 		if bad == stalled {
 			// Stalled: the controller gave up; Ready keeps the failure.
-			msg = fmt.Sprintf("%s %s is stalled%s%s", lower, o.Name, heldFor(p.Now, bad), quoteCertManager(bad.Reason, bad.Message))
+			msg = fmt.Sprintf("%s %s is stalled%s%s", lower, o.Name, since, quoteReason(bad.Reason, bad.Message))
 			if ready != nil && ready.Status == "False" && ready.Message != "" && ready.Message != stalled.Message {
-				msg += "; the last failure" + quoteCertManager(ready.Reason, ready.Message)
+				msg += "; the last failure" + quoteReason(ready.Reason, ready.Message)
 			}
 			msg += "; it no longer retries on its own"
 		}
-		if a, t := o.Status.LastAppliedRevision, o.Status.LastAttemptedRevision; a != "" && t != "" && a != t {
-			msg += fmt.Sprintf("; the cluster still runs revision %s, not %s", a, t)
+		if stuck {
+			msg += fmt.Sprintf("; the cluster still runs revision %s, not %s", applied, attempted)
 		}
-		e := &entry{f: doctor.Finding{Object: ref, Message: msg}}
+		e := &entry{f: doctor.Finding{Object: ref, Message: msg}, pending: young && !stuck && bad != stalled}
 		verb := map[string]string{"Kustomization": "kustomization", "HelmRelease": "helmrelease"}[kind]
 		e.f.Remediation = []doctor.Remediation{
 			{Text: "read the controller's account of it", Command: fmt.Sprintf("kubectl describe %s %s -n %s", lower, o.Name, o.Namespace)},
@@ -372,6 +439,7 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 				Command: fmt.Sprintf("flux reconcile helmrelease %s -n %s --force", o.Name, o.Namespace)}
 		}
 		if o.Spec.Suspend {
+			e.suspended = true
 			e.f.Severity = doctor.Info
 			e.f.Message += "; it is suspended, so nothing is reconciled"
 			e.f.Remediation[1] = doctor.Remediation{Text: "resume it when it should deliver again", Command: fmt.Sprintf("flux resume %s %s -n %s", verb, o.Name, o.Namespace)}
@@ -403,8 +471,11 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 		e.f.Object = doctor.ObjectRef{} // folded
 	}
 	for _, e := range entries {
-		if e.f.Object.Name == "" {
+		if e.f.Object.Name == "" || e.pending && len(e.f.Members) == 0 {
 			continue
+		}
+		if e.suspended && len(e.f.Members) > 0 {
+			e.f.Severity = 0 // others wait for it: not a quiet pause any more
 		}
 		if n := len(e.f.Members); n > 0 {
 			names := make([]string, 0, n)

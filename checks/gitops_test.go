@@ -49,19 +49,25 @@ func TestDegradedApplicationFoldsIntoItsWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := doctor.Run(context.Background(), snap, []*doctor.Check{checks.WorkloadPods, checks.GitOpsSync}, fixture.Now())
-	explained := false
+	// Every check runs: the Application must fold into the workload's
+	// health finding, never into another check's finding that merely names
+	// the Deployment (rollout-history's missing change-cause, hygiene).
+	r := doctor.Run(context.Background(), snap, checks.All(), fixture.Now())
+	explainedBy := ""
 	for _, f := range r.Findings {
 		if f.Object.Kind == "Application" {
 			t.Errorf("the Application stands beside its workload's finding: %s", f.Message)
 		}
-		if f.Object == *dep {
-			for _, e := range f.Explains {
-				explained = explained || strings.HasPrefix(e, "gitops-sync ") && strings.Contains(e, "is Degraded")
+		for _, e := range f.Explains {
+			if strings.HasPrefix(e, "gitops-sync ") && strings.Contains(e, "is Degraded") {
+				explainedBy = f.Check + " " + f.Object.String()
+				if f.Check != checks.WorkloadPods.Name || f.Object != *dep {
+					t.Errorf("the Application folded into %s's finding on %s: %s", f.Check, f.Object, f.Message)
+				}
 			}
 		}
 	}
-	if !explained {
+	if explainedBy == "" {
 		t.Errorf("%s's finding does not explain the Application", dep)
 	}
 	alone := doctor.Run(context.Background(), snap, []*doctor.Check{checks.GitOpsSync}, fixture.Now())

@@ -53,12 +53,21 @@ var conversions = map[string]conversion{
 	"admissionregistration.k8s.io/v1beta1 MutatingWebhookConfiguration":   {target: "admissionregistration.k8s.io/v1"},
 	"admissionregistration.k8s.io/v1beta1 ValidatingWebhookConfiguration": {target: "admissionregistration.k8s.io/v1"},
 	"apiregistration.k8s.io/v1beta1 APIService":                           {target: "apiregistration.k8s.io/v1"},
-	"storage.k8s.io/v1beta1 StorageClass":                                 {target: "storage.k8s.io/v1"},
-	"flowcontrol.apiserver.k8s.io/v1beta1 PriorityLevelConfiguration":     {target: "flowcontrol.apiserver.k8s.io/v1", fn: plcAssured},
-	"flowcontrol.apiserver.k8s.io/v1beta2 PriorityLevelConfiguration":     {target: "flowcontrol.apiserver.k8s.io/v1", fn: plcAssured},
-	"flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration":     {target: "flowcontrol.apiserver.k8s.io/v1"},
-	"events.k8s.io/v1 Event":                                              {target: "v1", fn: eventsAPI},
-	"events.k8s.io/v1beta1 Event":                                         {target: "v1", fn: eventsAPI},
+	// Flux before 2.3 (HelmRelease) and 2.0 (Kustomization): the fields
+	// read (suspend, conditions, revisions) are the same.
+	"helm.toolkit.fluxcd.io/v2beta1 HelmRelease":        {target: "helm.toolkit.fluxcd.io/v2"},
+	"helm.toolkit.fluxcd.io/v2beta2 HelmRelease":        {target: "helm.toolkit.fluxcd.io/v2"},
+	"kustomize.toolkit.fluxcd.io/v1beta2 Kustomization": {target: "kustomize.toolkit.fluxcd.io/v1"},
+	// ESO before 0.16.2 served v1beta1 with the same fields read.
+	"external-secrets.io/v1beta1 ExternalSecret":                      {target: "external-secrets.io/v1"},
+	"external-secrets.io/v1beta1 SecretStore":                         {target: "external-secrets.io/v1"},
+	"external-secrets.io/v1beta1 ClusterSecretStore":                  {target: "external-secrets.io/v1"},
+	"storage.k8s.io/v1beta1 StorageClass":                             {target: "storage.k8s.io/v1"},
+	"flowcontrol.apiserver.k8s.io/v1beta1 PriorityLevelConfiguration": {target: "flowcontrol.apiserver.k8s.io/v1", fn: plcAssured},
+	"flowcontrol.apiserver.k8s.io/v1beta2 PriorityLevelConfiguration": {target: "flowcontrol.apiserver.k8s.io/v1", fn: plcAssured},
+	"flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration": {target: "flowcontrol.apiserver.k8s.io/v1"},
+	"events.k8s.io/v1 Event":                                          {target: "v1", fn: eventsAPI},
+	"events.k8s.io/v1beta1 Event":                                     {target: "v1", fn: eventsAPI},
 }
 
 // unconvertible names old versions whose shape cannot be mapped faithfully.

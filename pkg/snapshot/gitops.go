@@ -71,6 +71,9 @@ type ApplicationStatus struct {
 	Conditions     []ApplicationCondition `json:"conditions,omitempty"`
 	OperationState *OperationState        `json:"operationState,omitempty"`
 	Resources      []ApplicationResource  `json:"resources,omitempty"`
+	// ResourceHealthSource is "appTree" when Argo CD (3.x by default)
+	// keeps each resource's health out of the Application.
+	ResourceHealthSource string `json:"resourceHealthSource,omitempty"`
 }
 
 // SyncStatus is whether the live objects match Git: Synced, OutOfSync or
@@ -152,6 +155,11 @@ type FluxStatus struct {
 	Conditions            []PlatformCondition `json:"conditions,omitempty"`
 	LastAppliedRevision   string              `json:"lastAppliedRevision,omitempty"`
 	LastAttemptedRevision string              `json:"lastAttemptedRevision,omitempty"`
+	// History is a HelmRelease's releases, newest first (v2: the revision
+	// it runs is History[0].ChartVersion).
+	History []struct {
+		ChartVersion string `json:"chartVersion,omitempty"`
+	} `json:"history,omitempty"`
 }
 
 // Kustomization is a Flux Kustomization, HelmRelease a Flux HelmRelease:
@@ -175,16 +183,47 @@ type HelmReleaseList struct {
 	Items           []HelmRelease `json:"items"`
 }
 
-// DeepCopyObject implements runtime.Object (a JSON round trip would do;
-// the snapshot never mutates, so a copy of the values suffices).
+func copyPtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
+}
+
+// DeepCopyObject implements runtime.Object.
 func (in *Application) DeepCopyObject() runtime.Object {
 	out := &Application{TypeMeta: in.TypeMeta, Spec: in.Spec}
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if in.Spec.SyncPolicy != nil {
+		sp := *in.Spec.SyncPolicy
+		sp.Automated = copyPtr(sp.Automated)
+		out.Spec.SyncPolicy = &sp
+	}
 	out.Status = in.Status
-	out.Status.Conditions = append([]ApplicationCondition(nil), in.Status.Conditions...)
-	out.Status.Resources = append([]ApplicationResource(nil), in.Status.Resources...)
+	out.Status.Health.LastTransitionTime = copyPtr(in.Status.Health.LastTransitionTime)
+	out.Status.Conditions = nil
+	for _, c := range in.Status.Conditions {
+		c.LastTransitionTime = copyPtr(c.LastTransitionTime)
+		out.Status.Conditions = append(out.Status.Conditions, c)
+	}
+	out.Status.Resources = nil
+	for _, r := range in.Status.Resources {
+		if r.Health != nil {
+			h := *r.Health
+			h.LastTransitionTime = copyPtr(h.LastTransitionTime)
+			r.Health = &h
+		}
+		out.Status.Resources = append(out.Status.Resources, r)
+	}
 	if in.Status.OperationState != nil {
 		op := *in.Status.OperationState
+		op.FinishedAt = copyPtr(op.FinishedAt)
+		if op.SyncResult != nil {
+			sr := *op.SyncResult
+			sr.Resources = append([]SyncResourceResult(nil), sr.Resources...)
+			op.SyncResult = &sr
+		}
 		out.Status.OperationState = &op
 	}
 	return out
@@ -207,6 +246,7 @@ func (in *FluxObject) deepCopy() *FluxObject {
 	out := &FluxObject{TypeMeta: in.TypeMeta, Spec: in.Spec, Status: in.Status}
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Status.Conditions = append([]PlatformCondition(nil), in.Status.Conditions...)
+	out.Status.History = append(out.Status.History[:0:0], in.Status.History...)
 	return out
 }
 
