@@ -192,3 +192,62 @@ func writeFile(t *testing.T, name, body string) string {
 func metav1LabelSelector(sel *metav1.LabelSelector) (labels.Selector, error) {
 	return metav1.LabelSelectorAsSelector(sel)
 }
+
+// TestAddOnOldVersions: Flux objects from before Flux 2.3 (HelmRelease
+// v2beta1/v2beta2) and 2.0 (Kustomization v1beta2), and ESO objects from
+// before 0.16.2 (v1beta1), are read as the versions gitops-sync and
+// external-secrets judge, with their conditions.
+func TestAddOnOldVersions(t *testing.T) {
+	in := `
+apiVersion: helm.toolkit.fluxcd.io/v2beta1
+kind: HelmRelease
+metadata: {name: redis, namespace: cache}
+spec: {interval: 5m, suspend: true}
+status:
+  conditions: [{type: Ready, status: "False", reason: UpgradeFailed, message: boom, lastTransitionTime: "2024-01-01T00:00:00Z"}]
+---
+apiVersion: helm.toolkit.fluxcd.io/v2beta2
+kind: HelmRelease
+metadata: {name: pg, namespace: db}
+status:
+  conditions: [{type: Ready, status: "True", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1beta2
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system}
+status:
+  lastAppliedRevision: main/abc
+  conditions: [{type: Ready, status: "False", reason: BuildFailed, message: nope, lastTransitionTime: "2024-01-01T00:00:00Z"}]
+---
+apiVersion: external-secrets.io/v1beta1
+kind: ExternalSecret
+metadata: {name: db, namespace: shop}
+spec: {secretStoreRef: {name: aws, kind: ClusterSecretStore}, target: {name: db-creds}}
+status:
+  conditions: [{type: Ready, status: "False", reason: SecretSyncedError, message: denied, lastTransitionTime: "2024-01-01T00:00:00Z"}]
+---
+apiVersion: external-secrets.io/v1beta1
+kind: ClusterSecretStore
+metadata: {name: aws}
+status:
+  conditions: [{type: Ready, status: "True", lastTransitionTime: "2024-01-01T00:00:00Z"}]
+`
+	res := mustLoad(t, writeFile(t, "old-addons.yaml", in), offline.Options{})
+	snap := res.Snapshot
+	hrs := snap.FluxHelmReleases()
+	if len(hrs) != 2 || !hrs[0].Spec.Suspend && !hrs[1].Spec.Suspend {
+		t.Fatalf("helmreleases: %+v", hrs)
+	}
+	if ks := snap.FluxKustomizations(); len(ks) != 1 || ks[0].Status.LastAppliedRevision != "main/abc" || len(ks[0].Status.Conditions) != 1 || ks[0].Status.Conditions[0].Reason != "BuildFailed" {
+		t.Errorf("kustomizations: %+v", ks)
+	}
+	if es := snap.ExternalSecrets(); len(es) != 1 || es[0].TargetName() != "db-creds" || es[0].Spec.SecretStoreRef.Kind != "ClusterSecretStore" || es[0].Status.Conditions[0].Message != "denied" {
+		t.Errorf("externalsecrets: %+v", es)
+	}
+	if cs := snap.ClusterSecretStores(); len(cs) != 1 || cs[0].Name != "aws" {
+		t.Errorf("clustersecretstores: %+v", cs)
+	}
+	if err := snap.Err(snapshot.FluxHelmReleases); err != nil {
+		t.Errorf("helmreleases read: %v", err)
+	}
+}
