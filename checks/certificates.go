@@ -150,7 +150,9 @@ func runCertificates(p *doctor.Pass) error {
 				continue
 			}
 			if is := issuers[key]; is == nil && issuerListed(p, kind, c.Namespace) {
-				pr.failure += fmt.Sprintf("; its %s %s does not exist", kind, c.Spec.IssuerRef.Name)
+				pr.failure += fmt.Sprintf("; its %s %s does not exist", kind, c.Spec.IssuerRef.Name) + issuerElsewhere(issuers, c, kind)
+			} else if is != nil && is.Spec.ACME != nil {
+				pr.acme = true // an order or challenge may be what waits
 			}
 		}
 		reportCertificate(p, pr, servedBy)
@@ -163,8 +165,9 @@ func runCertificates(p *doctor.Pass) error {
 			refs = append(refs, certRef(ns, name))
 		}
 		p.Report(doctor.Finding{Object: refs[0], Count: len(unprocessed), Examples: doctor.Examples(unprocessed), Members: refs,
-			Message: fmt.Sprintf("%s (%s) %s no status from cert-manager, the oldest created %s ago: its controller is not running, or cert-manager was uninstalled and left its CRDs behind, so nothing is issued or renewed",
-				doctor.Plural(len(unprocessed), "certificate", "certificates"), examplesEllipsis(unprocessed), map[bool]string{true: "has", false: "have"}[len(unprocessed) == 1], human(p.Now.Sub(oldest.Time))),
+			Message: fmt.Sprintf("%s (%s) %s no status from cert-manager, %s %s ago: its controller is not running, or cert-manager was uninstalled and left its CRDs behind, so nothing is issued or renewed",
+				doctor.Plural(len(unprocessed), "certificate", "certificates"), examplesEllipsis(unprocessed), map[bool]string{true: "has", false: "have"}[len(unprocessed) == 1],
+				map[bool]string{true: "created", false: "the oldest created"}[len(unprocessed) == 1], human(p.Now.Sub(oldest.Time))),
 			Remediation: []doctor.Remediation{{Text: "see whether cert-manager's controller runs, and read its log",
 				Command: "kubectl get pods -A -l app.kubernetes.io/name=cert-manager,app.kubernetes.io/component=controller"}}})
 	}
@@ -213,7 +216,7 @@ func judgeCertificate(now time.Time, c *snapshot.Certificate) (certProblem, bool
 				pr.severity = doctor.Critical
 			}
 		}
-	case failedIssuing || c.Status.RenewalTime != nil && now.Sub(c.Status.RenewalTime.Time) > certRenewalLate:
+	case failedIssuing && held(now, issuing.LastTransitionTime.Time, certGrace) || c.Status.RenewalTime != nil && now.Sub(c.Status.RenewalTime.Time) > certRenewalLate:
 		if notAfter == nil {
 			return pr, false
 		}
@@ -304,6 +307,32 @@ func issuerKey(c *snapshot.Certificate) (key, kind string) {
 		return "ClusterIssuer//" + ref.Name, "ClusterIssuer"
 	}
 	return "", ""
+}
+
+// issuerElsewhere says where an issuer of that name does exist, when the
+// Certificate looked for it in the wrong place: a ClusterIssuer named by a
+// reference without a kind (which means an Issuer of its namespace), or an
+// Issuer of another namespace (Issuers serve their own namespace only).
+func issuerElsewhere(issuers map[string]*snapshot.Issuer, c *snapshot.Certificate, kind string) string {
+	name := c.Spec.IssuerRef.Name
+	if kind == "Issuer" && issuers["ClusterIssuer//"+name] != nil {
+		how := "set issuerRef.kind: ClusterIssuer"
+		if c.Spec.IssuerRef.Kind == "" {
+			how = "its issuerRef has no kind, which means an Issuer of namespace " + c.Namespace + ": " + how
+		}
+		return fmt.Sprintf(" (a ClusterIssuer %s does: %s)", name, how)
+	}
+	var other []string
+	for k := range issuers {
+		if ns, n, ok := strings.Cut(strings.TrimPrefix(k, "Issuer/"), "/"); ok && strings.HasPrefix(k, "Issuer/") && n == name && ns != c.Namespace {
+			other = append(other, ns)
+		}
+	}
+	if kind == "Issuer" && len(other) > 0 {
+		sort.Strings(other)
+		return fmt.Sprintf(" (an Issuer %s exists in namespace %s: an Issuer serves only its own namespace; use a ClusterIssuer or create it in %s)", name, strings.Join(other, ", "), c.Namespace)
+	}
+	return ""
 }
 
 // issuerListed says whether an absent issuer of this kind would have been
@@ -416,15 +445,20 @@ func reportIssuers(p *doctor.Pass, issuers map[string]*snapshot.Issuer, held map
 		f.Message = msg
 		f.Remediation = []doctor.Remediation{{Text: "read the issuer's conditions and events (an ACME account that cannot register, a CA Secret that is gone, a Vault role that refuses)", Command: describe}}
 		if len(hs) > 0 {
-			ns := hs[0].cert.Namespace
-			var same []string
+			byNS := map[string][]string{}
+			var nss []string
 			for _, h := range hs {
-				if h.cert.Namespace == ns && len(same) < doctor.MaxExamples {
-					same = append(same, h.cert.Name)
+				if byNS[h.cert.Namespace] == nil {
+					nss = append(nss, h.cert.Namespace)
 				}
+				byNS[h.cert.Namespace] = append(byNS[h.cert.Namespace], h.cert.Name)
+			}
+			var cmds []string
+			for _, ns := range nss {
+				cmds = append(cmds, fmt.Sprintf("cmctl renew %s -n %s", strings.Join(byNS[ns], " "), ns))
 			}
 			f.Remediation = append(f.Remediation, doctor.Remediation{Text: "after the fix, issue the held-back certificates now instead of waiting for their back-off",
-				Command: fmt.Sprintf("cmctl renew %s -n %s", strings.Join(same, " "), ns)})
+				Command: strings.Join(cmds, "; ")})
 		}
 		p.Report(f)
 	}

@@ -369,7 +369,9 @@ func nsName(ns, name string) string {
 
 // dependencyRe finds the dependency a Flux object waits for in its
 // DependencyNotReady message ("dependency 'flux-system/infra' is not ready").
-var dependencyRe = regexp.MustCompile(`dependency '([^'/]+)/([^']+)' is not ready`)
+// ("dependency 'flux-system/infra' is not ready", "... revision is not up to
+// date").
+var dependencyRe = regexp.MustCompile(`dependency '([^'/]+)/([^']+)' (?:is not ready|revision is not up to date)`)
 
 // reportFlux reports the Flux objects of one kind that are not ready; those
 // that only wait for a reported dependency are folded into its finding.
@@ -426,7 +428,12 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 			}
 			msg += "; it no longer retries on its own"
 		}
-		if stuck {
+		switch {
+		case stuck && bad.Reason == "HealthCheckFailed":
+			// Flux applied it; it records a revision as applied only
+			// once its health checks pass.
+			msg += fmt.Sprintf("; revision %s is applied but not healthy (the last healthy one: %s)", attempted, applied)
+		case stuck:
 			msg += fmt.Sprintf("; the cluster still runs revision %s, not %s", applied, attempted)
 		}
 		e := &entry{f: doctor.Finding{Object: ref, Message: msg}, pending: young && !stuck && bad != stalled}
@@ -453,18 +460,31 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 		byKey[o.Namespace+"/"+o.Name] = e
 	}
 	// Fold each waiting object into the first reported object up its
-	// dependency chain (cycles stop where they start).
+	// dependency chain; objects on a cycle wait for each other forever
+	// and are reported as the cycle.
 	for _, e := range entries {
-		root, seen := e, map[*entry]bool{e: true}
+		root, seen, chain := e, map[*entry]bool{e: true}, []string{e.f.Object.Namespace + "/" + e.f.Object.Name}
+		cycle := false
 		for root.waitFor != "" {
 			next := byKey[root.waitFor]
-			if next == nil || seen[next] {
+			if next == nil {
+				break
+			}
+			if seen[next] {
+				cycle = next == e
 				break
 			}
 			seen[next] = true
+			chain = append(chain, next.f.Object.Namespace+"/"+next.f.Object.Name)
 			root = next
 		}
-		if root == e {
+		if cycle {
+			e.f.Message = fmt.Sprintf("%s %s waits for itself through a dependency cycle (%s -> %s): none of them is ever applied", lower, e.f.Object.Name, strings.Join(chain, " -> "), chain[0])
+			e.f.Remediation = append([]doctor.Remediation{{Text: "break the cycle: remove one of the dependsOn entries", Command: fmt.Sprintf("kubectl get %s -A -o custom-columns=NAME:.metadata.name,DEPENDS_ON:.spec.dependsOn", lower)}}, e.f.Remediation...)
+			e.waitFor, e.pending = "", false
+			continue
+		}
+		if root == e || root.waitFor != "" && byKey[root.waitFor] != nil {
 			continue
 		}
 		root.f.Members = append(root.f.Members, e.f.Object)
