@@ -47,9 +47,10 @@ From one LIST of ` + "`certificates.cert-manager.io`" + ` (and, when readable, o
 - ` + "`notAfter`" + ` in the past: **critical**, the certificate in its Secret has expired;
 - ` + "`Ready=False`" + ` for 10 minutes or more: never issued (no ` + "`notAfter`" + `) or not
   matching its spec; warning;
-- ` + "`Ready=True`" + ` but the renewal fails (` + "`Issuing=False`" + ` with reason ` + "`Failed`" + `, or
-  ` + "`renewalTime`" + ` more than an hour past): warning, **critical** when it expires
-  within 7 days.
+- ` + "`Ready=True`" + ` but the renewal fails (` + "`Issuing=False`" + ` with reason ` + "`Failed`" + ` for 10
+  minutes after two attempts or fewer than 7 days before expiry, or
+  ` + "`renewalTime`" + ` more than an hour past, said as "renewing" when an issuance is
+  under way): warning, **critical** when it expires within 7 days.
 The message quotes the failure in cert-manager's words (the ` + "`Issuing`" + `
 condition's message carries the issuer's error, such as an ACME rate limit or
 an unreachable HTTP-01 path), counts the failed attempts and computes the
@@ -216,7 +217,10 @@ func judgeCertificate(now time.Time, c *snapshot.Certificate) (certProblem, bool
 				pr.severity = doctor.Critical
 			}
 		}
-	case failedIssuing && held(now, issuing.LastTransitionTime.Time, certGrace) || c.Status.RenewalTime != nil && now.Sub(c.Status.RenewalTime.Time) > certRenewalLate:
+	case failedIssuing && held(now, issuing.LastTransitionTime.Time, certGrace) && (failedAttempts(c) >= 2 || notAfter != nil && notAfter.Sub(now) < certSoon) ||
+		c.Status.RenewalTime != nil && now.Sub(c.Status.RenewalTime.Time) > certRenewalLate:
+		// One failed attempt of a certificate with time left is retried
+		// within the hour; repeated failures, or an overdue renewal, are not.
 		if notAfter == nil {
 			return pr, false
 		}
@@ -271,6 +275,13 @@ func bareRetry(msg string) bool {
 // a capture without them is judged on what it says).
 func judgedLongEnough(now time.Time, c *snapshot.Certificate, cond *snapshot.PlatformCondition) bool {
 	return held(now, cond.LastTransitionTime.Time, certGrace) && held(now, c.CreationTimestamp.Time, certGrace)
+}
+
+func failedAttempts(c *snapshot.Certificate) int {
+	if n := c.Status.FailedIssuanceAttempts; n != nil {
+		return *n
+	}
+	return 0
 }
 
 // certBackoff is cert-manager's delay after n failed issuances: an hour,

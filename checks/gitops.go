@@ -71,7 +71,9 @@ minutes of the last one (Argo CD before 2.14 does not date health) and
 Progressing health are not judged. Argo CD 3 keeps each resource's health
 out of the Application by default (` + "`resourceHealthSource: appTree`" + `): the finding
 then says where to see it. A Degraded Application whose resource another
-check of workload health reported folds into that finding.
+check of workload health reported folds into that finding; an app of apps
+Degraded only because of child Applications folds into theirs. A
+dependency cycle between Flux objects is one finding naming the cycle.
 
 ## How to fix
 Read the controller's own account (` + "`kubectl describe application`" + `, ` + "`argocd app get NAME`" + `,
@@ -102,8 +104,42 @@ func runGitOpsSync(p *doctor.Pass) error {
 		}
 		return apps[i].Name < apps[j].Name
 	})
+	// An app of apps Degraded only because child Applications are is
+	// folded into the children's findings: one finding per cause.
+	found := map[string]*doctor.Finding{}
+	var order []*doctor.Finding
 	for i := range apps {
-		reportApplication(p, &apps[i])
+		if f := reportApplication(p, &apps[i]); f != nil {
+			found[f.Object.Namespace+"/"+f.Object.Name] = f
+			order = append(order, f)
+		}
+	}
+	for _, f := range order {
+		if len(f.Via) == 0 {
+			continue
+		}
+		var child *doctor.Finding
+		all := true
+		for _, v := range f.Via {
+			c := found[v.Namespace+"/"+v.Name]
+			if v.Kind != "Application" || c == nil || c == f {
+				all = false
+				break
+			}
+			if child == nil {
+				child = c
+			}
+		}
+		if all && child != nil {
+			child.Message += "; its parent application " + f.Object.Name + " is Degraded because of it"
+			child.Members = append(child.Members, f.Object)
+			f.Object = doctor.ObjectRef{} // folded
+		}
+	}
+	for _, f := range order {
+		if f.Object.Name != "" {
+			p.Report(*f)
+		}
 	}
 	reportFlux(p, "Kustomization", snapshot.FluxKustomizeGroup+"/v1", p.Snapshot.FluxKustomizations())
 	reportFlux(p, "HelmRelease", snapshot.FluxHelmGroup+"/v2", p.Snapshot.FluxHelmReleases())
@@ -116,7 +152,8 @@ func held(now time.Time, t time.Time, d time.Duration) bool {
 	return t.IsZero() || now.Sub(t) >= d
 }
 
-func reportApplication(p *doctor.Pass, a *snapshot.Application) {
+// reportApplication is the finding of one Application, or nil.
+func reportApplication(p *doctor.Pass, a *snapshot.Application) *doctor.Finding {
 	var parts []string
 	var rem []doctor.Remediation
 	var via []doctor.ObjectRef // the unhealthy resources, when health is the only problem
@@ -124,7 +161,7 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 	st := &a.Status
 	if a.DeletionTimestamp != nil {
 		if !held(p.Now, a.DeletionTimestamp.Time, gitopsGrace) {
-			return
+			return nil
 		}
 		part := "has been deleting for " + human(p.Now.Sub(a.DeletionTimestamp.Time))
 		if c := argoCondition(st.Conditions, "DeletionError"); c != nil {
@@ -187,6 +224,10 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 				part += "; " + failed
 			}
 			parts = append(parts, part)
+			if m := missingNamespaceRe.FindStringSubmatch(op.Message); m != nil {
+				rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("namespace %s does not exist: create it, or add CreateNamespace=true to the Application's spec.syncPolicy.syncOptions", m[1]),
+					Command: "kubectl create namespace " + m[1]})
+			}
 		case op.Phase == "Running" && !op.StartedAt.IsZero() && p.Now.Sub(op.StartedAt.Time) >= syncHung:
 			part := "has been syncing for " + human(p.Now.Sub(op.StartedAt.Time))
 			if strings.TrimSpace(op.Message) != "" {
@@ -222,6 +263,8 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 				part += ": " + quote(h.Message)
 			case st.ResourceHealthSource == "appTree":
 				part += fmt.Sprintf(" (Argo CD keeps each resource's health outside the Application: argocd app get %s/%s names them)", ns, a.Name)
+			default:
+				part += fmt.Sprintf(" (argocd app get %s/%s names the resources)", ns, a.Name)
 			}
 			parts = append(parts, part)
 			if first != nil && first.Namespace != "" {
@@ -231,7 +274,7 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 		}
 	}
 	if len(parts) == 0 {
-		return
+		return nil
 	}
 	rem = append([]doctor.Remediation{{Text: "read Argo CD's account of it: conditions, the last operation, each resource's sync and health",
 		Command: fmt.Sprintf("kubectl describe application %s -n %s", a.Name, ns)}}, rem...)
@@ -248,12 +291,13 @@ func reportApplication(p *doctor.Pass, a *snapshot.Application) {
 		f.Via, f.ViaKeepsSeverity = via, true
 		f.ViaChecks = append(slices.Clone(unavailableCauses), WorkloadPods.Name, ServiceEndpoints.Name, PVCPending.Name)
 	}
-	p.Report(f)
+	return &f
 }
 
 // healthJudged says whether an Application's Degraded or Missing health
-// means something: not while a sync runs, not for an OutOfSync Application
-// whose sync nobody made yet (a new resource in Git is Missing until then),
+// means something: not while a sync runs, not Missing for an OutOfSync
+// Application (a new resource in Git is Missing until a sync creates it) or
+// after a failed sync (its failure is the finding),
 // and not within gitopsGrace of the last sync when Argo CD (before 2.14)
 // does not date its health.
 func healthJudged(p *doctor.Pass, st *snapshot.ApplicationStatus) bool {
@@ -262,7 +306,9 @@ func healthJudged(p *doctor.Pass, st *snapshot.ApplicationStatus) bool {
 		return false
 	}
 	failed := op != nil && (op.Phase == "Failed" || op.Phase == "Error")
-	if st.Health.Status == "Missing" && st.Sync.Status == "OutOfSync" && !failed {
+	if st.Health.Status == "Missing" && (st.Sync.Status == "OutOfSync" || failed) {
+		// Not created yet: a sync nobody made, or one that failed (and
+		// is reported as such).
 		return false
 	}
 	if lt := st.Health.LastTransitionTime; lt != nil && !lt.IsZero() {
@@ -282,6 +328,10 @@ func argoCondition(conds []snapshot.ApplicationCondition, typ string) *snapshot.
 	}
 	return nil
 }
+
+// missingNamespaceRe finds the destination namespace a sync could not
+// write to (`namespaces "payments-v2" not found`).
+var missingNamespaceRe = regexp.MustCompile(`namespaces "([a-z0-9-]+)" not found`)
 
 // syncFailures names the resources a failed sync could not apply, with
 // their messages (at most three).
