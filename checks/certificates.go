@@ -270,11 +270,15 @@ func bareRetry(msg string) bool {
 	return m == "" || strings.HasSuffix(m, "will be retried")
 }
 
-// judgedLongEnough says whether a not-ready condition has held, and the
-// Certificate existed, for certGrace (unknown times count as long enough:
-// a capture without them is judged on what it says).
+// judgedLongEnough says whether a not-ready condition has held for
+// certGrace; without a condition time, whether the Certificate has existed
+// that long (unknown times count as long enough: a capture without them is
+// judged on what it says).
 func judgedLongEnough(now time.Time, c *snapshot.Certificate, cond *snapshot.PlatformCondition) bool {
-	return held(now, cond.LastTransitionTime.Time, certGrace) && held(now, c.CreationTimestamp.Time, certGrace)
+	if !cond.LastTransitionTime.IsZero() {
+		return held(now, cond.LastTransitionTime.Time, certGrace)
+	}
+	return held(now, c.CreationTimestamp.Time, certGrace)
 }
 
 func failedAttempts(c *snapshot.Certificate) int {

@@ -46,8 +46,8 @@ ExternalSecret whose store (SecretStore or ClusterSecretStore) is not ready
 is folded into the store's finding, which lists them; a store that does not
 exist is named. Workloads whose pods wait for a Secret an ExternalSecret
 writes are told to look at it, not to create the Secret by hand, and their
-finding folds into this one. ExternalSecrets being deleted or younger than 10
-minutes are not judged.
+finding folds into this one. ExternalSecrets being deleted, or failing for less than 10 minutes (by
+their condition's time, else by their age), are not judged.
 
 ## How to fix
 Read ESO's account (` + "`kubectl describe externalsecret NAME -n NS`" + `, the store's
@@ -105,11 +105,13 @@ func runExternalSecrets(p *doctor.Pass) error {
 	})
 	for i := range ess {
 		es := &ess[i]
-		if es.DeletionTimestamp != nil || !held(p.Now, es.CreationTimestamp.Time, gitopsGrace) {
+		if es.DeletionTimestamp != nil {
 			continue
 		}
+		// The condition's time says how long it failed; without one, the
+		// object's age bounds it.
 		c := notReadyHeld(p, es.Status.Conditions)
-		if c == nil {
+		if c == nil || c.LastTransitionTime.IsZero() && !held(p.Now, es.CreationTimestamp.Time, gitopsGrace) {
 			continue
 		}
 		kind := es.Spec.SecretStoreRef.Kind

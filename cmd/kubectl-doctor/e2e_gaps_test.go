@@ -56,7 +56,6 @@ var gapsWant = map[string][]wantFinding{
 	"certificates": {},
 	// Nor Argo CD or Flux (TestGitOpsLive).
 	"gitops-sync": {},
-	// Nor the External Secrets Operator (fixtures and
-	// TestWorkloadFoldsIntoExternalSecret cover it).
+	// Nor the External Secrets Operator (TestExternalSecretsLive).
 	"external-secrets": {},
 }

@@ -1,0 +1,127 @@
+package main_test
+
+import (
+	"regexp"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
+)
+
+// The External Secrets Operator's three kinds (external-secrets.io/v1) as
+// CRDs that keep every field, scoped like the real ones.
+const esoCRDs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: externalsecrets.external-secrets.io}
+spec:
+  group: external-secrets.io
+  scope: Namespaced
+  names: {kind: ExternalSecret, listKind: ExternalSecretList, plural: externalsecrets, singular: externalsecret, shortNames: [es]}
+  versions:
+  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: secretstores.external-secrets.io}
+spec:
+  group: external-secrets.io
+  scope: Namespaced
+  names: {kind: SecretStore, listKind: SecretStoreList, plural: secretstores, singular: secretstore, shortNames: [ss]}
+  versions:
+  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: clustersecretstores.external-secrets.io}
+spec:
+  group: external-secrets.io
+  scope: Cluster
+  names: {kind: ClusterSecretStore, listKind: ClusterSecretStoreList, plural: clustersecretstores, singular: clustersecretstore, shortNames: [css]}
+  versions:
+  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`
+
+// A ClusterSecretStore whose role lost its permission holds back an
+// ExternalSecret; another names a SecretStore nobody created; a synced one
+// is quiet. In namespace default, so deleting the CRDs removes every trace.
+const esoObjects = `apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata: {name: e2e-aws}
+status:
+  conditions:
+  - {type: Ready, status: "False", reason: InvalidProviderConfig, message: 'unable to validate store: AccessDeniedException: not authorized to perform: secretsmanager:ListSecrets', lastTransitionTime: "${NOW-2h}"}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: e2e-db, namespace: default}
+spec:
+  secretStoreRef: {name: e2e-aws, kind: ClusterSecretStore}
+status:
+  refreshTime: "${NOW-3h}"
+  conditions:
+  - {type: Ready, status: "False", reason: SecretSyncedError, message: could not get secret data from provider, lastTransitionTime: "${NOW-2h}"}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: e2e-lost, namespace: default}
+spec:
+  secretStoreRef: {name: e2e-nowhere}
+status:
+  conditions:
+  - {type: Ready, status: "False", reason: SecretSyncedError, message: 'could not get SecretStore "e2e-nowhere"', lastTransitionTime: "${NOW-1h}"}
+---
+apiVersion: external-secrets.io/v1
+kind: ExternalSecret
+metadata: {name: e2e-synced, namespace: default}
+spec:
+  secretStoreRef: {name: e2e-aws, kind: ClusterSecretStore}
+status:
+  refreshTime: "${NOW-5m}"
+  conditions:
+  - {type: Ready, status: "True", reason: SecretSynced, lastTransitionTime: "${NOW-3h}"}
+`
+
+// TestExternalSecretsLive: where the API server serves external-secrets.io,
+// the live scan reads ExternalSecrets and both kinds of store, reports the
+// store that holds an ExternalSecret back (folding it in) and the one that
+// names a missing store, and says the same from a dump; elsewhere the
+// check passes.
+func TestExternalSecretsLive(t *testing.T) {
+	needCluster(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", scenarios.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "--check", "external-secrets", "-o", "json", "--fail-on", "never").stdout)
+	if c := checkResult(before, "external-secrets"); c.Status != doctor.StatusPassed || c.Coverage != doctor.CoverageFull {
+		t.Fatalf("external-secrets on a cluster without ESO: %+v", c)
+	}
+	serveExtension(t, cfg, "external-secrets.io/v1", map[string]string{"ExternalSecret": "externalsecrets", "SecretStore": "secretstores", "ClusterSecretStore": "clustersecretstores"}, esoCRDs, esoObjects)
+
+	rep := decodeReport(t, runDoctor(t, scenarios.Kubeconfig, "--check", "external-secrets", "-o", "json", "--fail-on", "never").stdout)
+	if c := checkResult(rep, "external-secrets"); c.Status != doctor.StatusFailed || c.Coverage != doctor.CoverageFull {
+		t.Errorf("external-secrets with ESO: %+v", c)
+	}
+	want := map[string]string{
+		"ClusterSecretStore//e2e-aws":     `^clustersecretstore e2e-aws cannot reach its provider for 120m \(InvalidProviderConfig\): "unable to validate store: AccessDeniedException: not authorized to perform: secretsmanager:ListSecrets": 1 externalsecret is no longer synced \(default/e2e-db\)$`,
+		"ExternalSecret/default/e2e-lost": `^externalsecret e2e-lost \(secret e2e-lost\) fails to sync for 60m \(SecretSyncedError\): "could not get SecretStore \\"e2e-nowhere\\""; its SecretStore e2e-nowhere does not exist; the Secret has never been written, so pods that use it do not start$`,
+	}
+	if len(rep.Findings) != len(want) {
+		t.Fatalf("%d findings, want %d: %+v", len(rep.Findings), len(want), rep.Findings)
+	}
+	for _, f := range rep.Findings {
+		k := f.Object.Kind + "/" + f.Object.Namespace + "/" + f.Object.Name
+		if re, ok := want[k]; !ok || f.Severity != doctor.Warning || !regexp.MustCompile(re).MatchString(f.Message) {
+			t.Errorf("%s: %s %q\nwant warning: %s", k, f.Severity, f.Message, want[k])
+		}
+	}
+	dump := t.TempDir() + "/snapshot.yaml"
+	if d := runDoctor(t, scenarios.Kubeconfig, "dump", "-o", dump); d.code != 0 {
+		t.Fatalf("dump: exit %d: %s", d.code, d.stderr)
+	}
+	off := decodeReport(t, runDoctor(t, "/nonexistent", "--from", dump, "--check", "external-secrets", "-o", "json", "--fail-on", "never").stdout)
+	if got, want := findingKeys(off), findingKeys(rep); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("from the dump:\n%q\nlive:\n%q", got, want)
+	}
+}
