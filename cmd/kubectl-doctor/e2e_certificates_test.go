@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -159,12 +158,5 @@ func TestCertificatesLive(t *testing.T) {
 		t.Errorf("the issuer's members: %+v", m)
 	}
 	// The same from a dump of the cluster.
-	dump := filepath.Join(t.TempDir(), "snapshot.yaml")
-	if d := runDoctor(t, scenarios.Kubeconfig, "dump", "-o", dump); d.code != 0 {
-		t.Fatalf("dump: exit %d: %s", d.code, d.stderr)
-	}
-	off := decodeReport(t, runDoctor(t, "/nonexistent", "--from", dump, "--check", "certificates", "-o", "json", "--fail-on", "never").stdout)
-	if got, want := findingKeys(off), findingKeys(rep); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
-		t.Errorf("from the dump:\n%q\nlive:\n%q", got, want)
-	}
+	sameFromDump(t, "certificates", rep)
 }

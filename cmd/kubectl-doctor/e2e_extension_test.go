@@ -13,13 +13,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
 )
+
+// sameFromDump dumps the scenario cluster and checks that one check's
+// findings read from the dump are the live scan's (live).
+func sameFromDump(t *testing.T, check string, live doctor.Report) {
+	t.Helper()
+	dump := filepath.Join(t.TempDir(), "snapshot.yaml")
+	if d := runDoctor(t, scenarios.Kubeconfig, "dump", "-o", dump); d.code != 0 {
+		t.Fatalf("dump: exit %d: %s", d.code, d.stderr)
+	}
+	off := decodeReport(t, runDoctor(t, "/nonexistent", "--from", dump, "--check", check, "-o", "json", "--fail-on", "never").stdout)
+	if got, want := strings.Join(findingKeys(off), "\n"), strings.Join(findingKeys(live), "\n"); got != want || want == "" {
+		t.Errorf("from the dump:\n%s\nlive:\n%s", got, want)
+	}
+}
 
 // serveExtension installs the CRDs of an API group the scenario cluster does
 // not serve (OpenShift's config, cert-manager), waits until the loader can
@@ -92,7 +108,43 @@ func serveExtension(t *testing.T, cfg *rest.Config, groupVersion string, kinds m
 	})
 	apply(crds)
 	served(true)
-	if strings.TrimSpace(objects) != "" {
-		apply(objects)
+	if strings.TrimSpace(objects) == "" {
+		return
+	}
+	apply(objects)
+	// Scans read from the watch cache, which may lag a moment behind the
+	// status just written (a second write after the create): wait until
+	// it serves every object with its status.
+	want := map[string]int{} // kind -> objects written with a status
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(objects), 4096)
+	for {
+		var o map[string]any
+		if err := dec.Decode(&o); err != nil {
+			break
+		}
+		if _, ok := o["status"]; ok {
+			want[o["kind"].(string)]++
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		for kind, n := range want {
+			l, err := dyn.Resource(gv.WithResource(kinds[kind])).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				return false, nil
+			}
+			got := 0
+			for _, it := range l.Items {
+				if _, ok := it.Object["status"]; ok {
+					got++
+				}
+			}
+			if got < n {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for the watch cache to serve the objects' status: %v", err)
 	}
 }

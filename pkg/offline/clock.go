@@ -115,26 +115,16 @@ func (n *newest) see(obj runtime.Object) {
 			n.at(c.LastTransitionTime)
 		}
 	case *snapshot.ClusterOperator: // operators restamp their conditions as they change
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.ClusterVersion:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.Certificate: // cert-manager stamps each failure and transition
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 		n.atPtr(o.Status.LastFailureTime)
 	case *snapshot.Issuer:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.ClusterIssuer:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.Application: // Argo CD: conditions, health, the last operation
 		for _, c := range o.Status.Conditions {
 			n.atPtr(c.LastTransitionTime)
@@ -145,26 +135,24 @@ func (n *newest) see(obj runtime.Object) {
 			n.atPtr(op.FinishedAt)
 		}
 	case *snapshot.ExternalSecret:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 		n.at(o.Status.RefreshTime)
 	case *snapshot.SecretStore:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.ClusterSecretStore:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.Kustomization:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
 	case *snapshot.HelmRelease:
-		for _, c := range o.Status.Conditions {
-			n.at(c.LastTransitionTime)
-		}
+		n.platform(o.Status.Conditions)
+	}
+}
+
+// platform is at for the transition times of conditions of the shape that
+// OpenShift's operators, cert-manager, Flux and ESO write.
+func (n *newest) platform(conds []snapshot.PlatformCondition) {
+	for _, c := range conds {
+		n.at(c.LastTransitionTime)
 	}
 }
 
