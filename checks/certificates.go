@@ -122,6 +122,7 @@ func runCertificates(p *doctor.Pass) error {
 	held := map[string][]certProblem{} // not-ready issuer key -> the certificates it holds back
 	users := map[string]int{}          // issuer key -> certificates that name it
 	var unprocessed []string
+	var unprocessedRefs []doctor.ObjectRef
 	var oldest metav1.Time
 	for i := range certs {
 		c := &certs[i]
@@ -135,6 +136,7 @@ func runCertificates(p *doctor.Pass) error {
 		if len(c.Status.Conditions) == 0 && c.Status.NotAfter == nil {
 			if !c.CreationTimestamp.IsZero() && p.Now.Sub(c.CreationTimestamp.Time) >= certGrace {
 				unprocessed = append(unprocessed, c.Namespace+"/"+c.Name)
+				unprocessedRefs = append(unprocessedRefs, certRef(c.Namespace, c.Name))
 				if oldest.IsZero() || c.CreationTimestamp.Before(&oldest) {
 					oldest = c.CreationTimestamp
 				}
@@ -146,11 +148,11 @@ func runCertificates(p *doctor.Pass) error {
 			continue
 		}
 		if key != "" {
-			if is := issuers[key]; is != nil && is.DeletionTimestamp == nil && issuerDown(p, is) != nil {
+			if is := issuers[key]; is != nil && is.DeletionTimestamp == nil && notReadyHeld(p, is.Status.Conditions) != nil {
 				held[key] = append(held[key], pr)
 				continue
 			}
-			if is := issuers[key]; is == nil && issuerListed(p, kind, c.Namespace) {
+			if is := issuers[key]; is == nil && addOnListed(p, kind == "ClusterIssuer", snapshot.ClusterIssuers, snapshot.Issuers, c.Namespace) {
 				pr.failure += fmt.Sprintf("; its %s %s does not exist", kind, c.Spec.IssuerRef.Name) + issuerElsewhere(issuers, c, kind)
 			} else if is != nil && is.Spec.ACME != nil {
 				pr.acme = true // an order or challenge may be what waits
@@ -160,11 +162,7 @@ func runCertificates(p *doctor.Pass) error {
 	}
 	reportIssuers(p, issuers, held, users)
 	if len(unprocessed) > 0 {
-		refs := make([]doctor.ObjectRef, 0, len(unprocessed))
-		for _, n := range unprocessed {
-			ns, name, _ := strings.Cut(n, "/")
-			refs = append(refs, certRef(ns, name))
-		}
+		refs := unprocessedRefs
 		p.Report(doctor.Finding{Object: refs[0], Count: len(unprocessed), Examples: doctor.Examples(unprocessed), Members: refs,
 			Message: fmt.Sprintf("%s (%s) %s no status from cert-manager, %s %s ago: its controller is not running, or cert-manager was uninstalled and left its CRDs behind, so nothing is issued or renewed",
 				doctor.Plural(len(unprocessed), "certificate", "certificates"), examplesEllipsis(unprocessed), map[bool]string{true: "has", false: "have"}[len(unprocessed) == 1],
@@ -350,21 +348,6 @@ func issuerElsewhere(issuers map[string]*snapshot.Issuer, c *snapshot.Certificat
 	return ""
 }
 
-// issuerListed says whether an absent issuer of this kind would have been
-// read: its list succeeded and covers the namespace.
-func issuerListed(p *doctor.Pass, kind, ns string) bool {
-	if kind == "ClusterIssuer" {
-		return p.Snapshot.Err(snapshot.ClusterIssuers) == nil
-	}
-	return p.Snapshot.Err(snapshot.Issuers) == nil && p.Snapshot.Covers(ns)
-}
-
-// issuerDown is the issuer's Ready=False condition once it has held for
-// certGrace (or for an unknown time), else nil.
-func issuerDown(p *doctor.Pass, is *snapshot.Issuer) *snapshot.PlatformCondition {
-	return notReadyHeld(p, is.Status.Conditions)
-}
-
 // ingressesByTLSSecret maps "ns/secret" to the Ingresses whose TLS section
 // names that Secret.
 func ingressesByTLSSecret(p *doctor.Pass) map[string][]string {
@@ -414,7 +397,7 @@ func reportIssuers(p *doctor.Pass, issuers map[string]*snapshot.Issuer, held map
 	sort.Strings(keys)
 	for _, k := range keys {
 		is := issuers[k]
-		down := issuerDown(p, is)
+		down := notReadyHeld(p, is.Status.Conditions)
 		if down == nil || is.DeletionTimestamp != nil {
 			continue
 		}

@@ -128,7 +128,7 @@ func runExternalSecrets(p *doctor.Pass) error {
 			continue
 		}
 		msg := fmt.Sprintf("externalsecret %s (secret %s) fails to sync%s%s", es.Name, es.TargetName(), heldFor(p.Now, c), quoteReason(c.Reason, c.Message))
-		if es.Spec.SecretStoreRef.Name != "" && stores[key] == nil && storeListed(p, kind, es.Namespace) {
+		if es.Spec.SecretStoreRef.Name != "" && stores[key] == nil && addOnListed(p, kind == "ClusterSecretStore", snapshot.ClusterSecretStores, snapshot.SecretStores, es.Namespace) {
 			msg += fmt.Sprintf("; its %s %s does not exist", kind, es.Spec.SecretStoreRef.Name)
 		}
 		if !es.Status.RefreshTime.IsZero() {
@@ -168,13 +168,14 @@ func runExternalSecrets(p *doctor.Pass) error {
 	return nil
 }
 
-// storeListed says whether an absent store of this kind would have been
-// read: its list succeeded and covers the namespace.
-func storeListed(p *doctor.Pass, kind, ns string) bool {
-	if kind == "ClusterSecretStore" {
-		return p.Snapshot.Err(snapshot.ClusterSecretStores) == nil
+// addOnListed says whether an absent object of an add-on kind (an issuer,
+// a secret store) would have been read: its list, cluster-wide or of the
+// namespaced kind, succeeded and covers the namespace.
+func addOnListed(p *doctor.Pass, cluster bool, clusterKind, nsKind snapshot.Resource, ns string) bool {
+	if cluster {
+		return p.Snapshot.Err(clusterKind) == nil
 	}
-	return p.Snapshot.Err(snapshot.SecretStores) == nil && p.Snapshot.Covers(ns)
+	return p.Snapshot.Err(nsKind) == nil && p.Snapshot.Covers(ns)
 }
 
 // secretWriter is the controller object that writes Secret ns/name, when

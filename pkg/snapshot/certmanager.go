@@ -126,23 +126,12 @@ type ClusterIssuerList struct {
 	Items           []ClusterIssuer `json:"items"`
 }
 
-func copyTime(t *metav1.Time) *metav1.Time {
-	if t == nil {
-		return nil
-	}
-	c := *t
-	return &c
-}
-
 // DeepCopyInto copies the status.
 func (in *CertificateStatus) DeepCopyInto(out *CertificateStatus) {
 	*out = *in
 	out.Conditions = append([]PlatformCondition(nil), in.Conditions...)
-	out.NotBefore, out.NotAfter, out.RenewalTime, out.LastFailureTime = copyTime(in.NotBefore), copyTime(in.NotAfter), copyTime(in.RenewalTime), copyTime(in.LastFailureTime)
-	if in.FailedIssuanceAttempts != nil {
-		n := *in.FailedIssuanceAttempts
-		out.FailedIssuanceAttempts = &n
-	}
+	out.NotBefore, out.NotAfter, out.RenewalTime, out.LastFailureTime = in.NotBefore.DeepCopy(), in.NotAfter.DeepCopy(), in.RenewalTime.DeepCopy(), in.LastFailureTime.DeepCopy()
+	out.FailedIssuanceAttempts = copyPtr(in.FailedIssuanceAttempts)
 }
 
 // DeepCopyObject implements runtime.Object.
@@ -150,10 +139,7 @@ func (in *Certificate) DeepCopyObject() runtime.Object {
 	out := &Certificate{TypeMeta: in.TypeMeta, Spec: in.Spec}
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.DNSNames = append([]string(nil), in.Spec.DNSNames...)
-	if in.Spec.Duration != nil {
-		d := *in.Spec.Duration
-		out.Spec.Duration = &d
-	}
+	out.Spec.Duration = copyPtr(in.Spec.Duration)
 	in.Status.DeepCopyInto(&out.Status)
 	return out
 }
@@ -174,14 +160,7 @@ func (in *CertificateList) DeepCopyObject() runtime.Object {
 func (in *Issuer) deepCopy() *Issuer {
 	out := &Issuer{TypeMeta: in.TypeMeta, Spec: in.Spec}
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	if in.Spec.ACME != nil {
-		a := *in.Spec.ACME
-		out.Spec.ACME = &a
-	}
-	if in.Spec.CA != nil {
-		c := *in.Spec.CA
-		out.Spec.CA = &c
-	}
+	out.Spec.ACME, out.Spec.CA = copyPtr(in.Spec.ACME), copyPtr(in.Spec.CA)
 	out.Status.Conditions = append([]PlatformCondition(nil), in.Status.Conditions...)
 	return out
 }

@@ -183,6 +183,7 @@ type HelmReleaseList struct {
 	Items           []HelmRelease `json:"items"`
 }
 
+// copyPtr copies a pointer to a plain value (nil stays nil).
 func copyPtr[T any](p *T) *T {
 	if p == nil {
 		return nil
@@ -201,24 +202,24 @@ func (in *Application) DeepCopyObject() runtime.Object {
 		out.Spec.SyncPolicy = &sp
 	}
 	out.Status = in.Status
-	out.Status.Health.LastTransitionTime = copyPtr(in.Status.Health.LastTransitionTime)
+	out.Status.Health.LastTransitionTime = in.Status.Health.LastTransitionTime.DeepCopy()
 	out.Status.Conditions = nil
 	for _, c := range in.Status.Conditions {
-		c.LastTransitionTime = copyPtr(c.LastTransitionTime)
+		c.LastTransitionTime = c.LastTransitionTime.DeepCopy()
 		out.Status.Conditions = append(out.Status.Conditions, c)
 	}
 	out.Status.Resources = nil
 	for _, r := range in.Status.Resources {
 		if r.Health != nil {
 			h := *r.Health
-			h.LastTransitionTime = copyPtr(h.LastTransitionTime)
+			h.LastTransitionTime = h.LastTransitionTime.DeepCopy()
 			r.Health = &h
 		}
 		out.Status.Resources = append(out.Status.Resources, r)
 	}
 	if in.Status.OperationState != nil {
 		op := *in.Status.OperationState
-		op.FinishedAt = copyPtr(op.FinishedAt)
+		op.FinishedAt = op.FinishedAt.DeepCopy()
 		if op.SyncResult != nil {
 			sr := *op.SyncResult
 			sr.Resources = append([]SyncResourceResult(nil), sr.Resources...)
