@@ -11,48 +11,9 @@ import (
 
 // cert-manager's three kinds, served as CRDs that keep every field (as
 // cert-manager's own CRDs do for status), namespaced like the real ones.
-const certManagerCRDs = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: certificates.cert-manager.io}
-spec:
-  group: cert-manager.io
-  scope: Namespaced
-  names: {kind: Certificate, listKind: CertificateList, plural: certificates, singular: certificate, shortNames: [cert, certs]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: issuers.cert-manager.io}
-spec:
-  group: cert-manager.io
-  scope: Namespaced
-  names: {kind: Issuer, listKind: IssuerList, plural: issuers, singular: issuer}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: clusterissuers.cert-manager.io}
-spec:
-  group: cert-manager.io
-  scope: Cluster
-  names: {kind: ClusterIssuer, listKind: ClusterIssuerList, plural: clusterissuers, singular: clusterissuer}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+var certManagerCRDs = testCRD("cert-manager.io", "v1", "Certificate", "certificates", "Namespaced") + "---\n" +
+	testCRD("cert-manager.io", "v1", "Issuer", "issuers", "Namespaced") + "---\n" +
+	testCRD("cert-manager.io", "v1", "ClusterIssuer", "clusterissuers", "Cluster")
 
 // An ACME ClusterIssuer that cannot register holds back a certificate that
 // expires in three days; a certificate of a healthy CA issuer has expired;

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,21 @@ import (
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/localcluster"
 )
+
+// testCRD is a CustomResourceDefinition that keeps every field and has a
+// status subresource, as the add-ons' own CRDs serve their kinds.
+func testCRD(group, version, kind, plural, scope string) string {
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[4]s.%[1]s}
+spec:
+  group: %[1]s
+  scope: %[5]s
+  names: {kind: %[3]s, listKind: %[3]sList, plural: %[4]s, singular: %[6]s}
+  versions:
+  - {name: %[2]s, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`, group, version, kind, plural, scope, strings.ToLower(kind))
+}
 
 // sameFromDump dumps the scenario cluster and checks that one check's
 // findings read from the dump are the live scan's (live).

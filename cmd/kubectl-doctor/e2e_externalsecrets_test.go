@@ -11,36 +11,9 @@ import (
 
 // The External Secrets Operator's three kinds (external-secrets.io/v1) as
 // CRDs that keep every field, scoped like the real ones.
-const esoCRDs = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: externalsecrets.external-secrets.io}
-spec:
-  group: external-secrets.io
-  scope: Namespaced
-  names: {kind: ExternalSecret, listKind: ExternalSecretList, plural: externalsecrets, singular: externalsecret, shortNames: [es]}
-  versions:
-  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: secretstores.external-secrets.io}
-spec:
-  group: external-secrets.io
-  scope: Namespaced
-  names: {kind: SecretStore, listKind: SecretStoreList, plural: secretstores, singular: secretstore, shortNames: [ss]}
-  versions:
-  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: clustersecretstores.external-secrets.io}
-spec:
-  group: external-secrets.io
-  scope: Cluster
-  names: {kind: ClusterSecretStore, listKind: ClusterSecretStoreList, plural: clustersecretstores, singular: clustersecretstore, shortNames: [css]}
-  versions:
-  - {name: v1, served: true, storage: true, subresources: {status: {}}, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
-`
+var esoCRDs = testCRD("external-secrets.io", "v1", "ExternalSecret", "externalsecrets", "Namespaced") + "---\n" +
+	testCRD("external-secrets.io", "v1", "SecretStore", "secretstores", "Namespaced") + "---\n" +
+	testCRD("external-secrets.io", "v1", "ClusterSecretStore", "clustersecretstores", "Cluster")
 
 // A ClusterSecretStore whose role lost its permission holds back an
 // ExternalSecret; another names a SecretStore nobody created; a synced one

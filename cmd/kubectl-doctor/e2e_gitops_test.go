@@ -11,35 +11,9 @@ import (
 
 // Argo CD's Application and Flux's Kustomization as CRDs that keep every
 // field, namespaced like the real ones.
-const argoCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: applications.argoproj.io}
-spec:
-  group: argoproj.io
-  scope: Namespaced
-  names: {kind: Application, listKind: ApplicationList, plural: applications, singular: application, shortNames: [app, apps]}
-  versions:
-  - name: v1alpha1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+var argoCRD = testCRD("argoproj.io", "v1alpha1", "Application", "applications", "Namespaced")
 
-const fluxCRD = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: kustomizations.kustomize.toolkit.fluxcd.io}
-spec:
-  group: kustomize.toolkit.fluxcd.io
-  scope: Namespaced
-  names: {kind: Kustomization, listKind: KustomizationList, plural: kustomizations, singular: kustomization, shortNames: [ks]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+var fluxCRD = testCRD("kustomize.toolkit.fluxcd.io", "v1", "Kustomization", "kustomizations", "Namespaced")
 
 // An Application whose manifests do not render for two hours and one that
 // is healthy; a Kustomization whose build fails and one that waits for it.

@@ -12,34 +12,8 @@ import (
 // The two OpenShift kinds cluster-operators reads, as CRDs that keep every
 // field (OpenShift installs them with full schemas; the API server serves
 // them the same way: JSON, a status subresource, cluster-scoped).
-const openShiftCRDs = `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: clusteroperators.config.openshift.io}
-spec:
-  group: config.openshift.io
-  scope: Cluster
-  names: {kind: ClusterOperator, listKind: ClusterOperatorList, plural: clusteroperators, singular: clusteroperator, shortNames: [co]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: clusterversions.config.openshift.io}
-spec:
-  group: config.openshift.io
-  scope: Cluster
-  names: {kind: ClusterVersion, listKind: ClusterVersionList, plural: clusterversions, singular: clusterversion}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-`
+var openShiftCRDs = testCRD("config.openshift.io", "v1", "ClusterOperator", "clusteroperators", "Cluster") + "---\n" +
+	testCRD("config.openshift.io", "v1", "ClusterVersion", "clusterversions", "Cluster")
 
 const openShiftObjects = `apiVersion: config.openshift.io/v1
 kind: ClusterOperator
