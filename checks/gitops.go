@@ -73,7 +73,10 @@ out of the Application by default (` + "`resourceHealthSource: appTree`" + `): t
 then says where to see it. A Degraded Application whose resource another
 check of workload health reported folds into that finding; an app of apps
 Degraded only because of child Applications folds into theirs. A
-dependency cycle between Flux objects is one finding naming the cycle.
+dependency cycle between Flux objects is one finding naming the cycle; a
+Kustomization whose health check fails on a HelmRelease reported here folds
+into that release's finding. A HelmRelease whose chart source fails
+(` + "`ArtifactFailed`" + `) is pointed at its HelmChart and repositories.
 
 ## How to fix
 Read the controller's own account (` + "`kubectl describe application`" + `, ` + "`argocd app get NAME`" + `,
@@ -141,8 +144,31 @@ func runGitOpsSync(p *doctor.Pass) error {
 			p.Report(*f)
 		}
 	}
-	reportFlux(p, "Kustomization", snapshot.FluxKustomizeGroup+"/v1", p.Snapshot.FluxKustomizations())
-	reportFlux(p, "HelmRelease", snapshot.FluxHelmGroup+"/v2", p.Snapshot.FluxHelmReleases())
+	ks := fluxFindings(p, "Kustomization", snapshot.FluxKustomizeGroup+"/v1", p.Snapshot.FluxKustomizations())
+	hrs := fluxFindings(p, "HelmRelease", snapshot.FluxHelmGroup+"/v2", p.Snapshot.FluxHelmReleases())
+	// A Kustomization whose health check fails only on a HelmRelease that
+	// is itself reported waits for that release: one finding.
+	byRelease := map[string]*doctor.Finding{}
+	for _, f := range hrs {
+		byRelease[f.Object.Namespace+"/"+f.Object.Name] = f
+	}
+	for _, f := range ks {
+		if m := healthOfRelease.FindAllStringSubmatch(f.Message, -1); len(m) == 1 && strings.Contains(f.Message, "(HealthCheckFailed)") {
+			if hr := byRelease[m[0][1]+"/"+m[0][2]]; hr != nil {
+				hr.Members = append(append(hr.Members, f.Object), f.Members...)
+				hr.Message += fmt.Sprintf("; kustomization %s/%s fails its health check on it", f.Object.Namespace, f.Object.Name)
+				if len(f.Members) > 0 {
+					hr.Message += fmt.Sprintf(" (and %s on that)", doctor.Plural(len(f.Members), "object waits", "objects wait"))
+				}
+				f.Object = doctor.ObjectRef{} // folded
+			}
+		}
+	}
+	for _, f := range append(ks, hrs...) {
+		if f.Object.Name != "" {
+			p.Report(*f)
+		}
+	}
 	return nil
 }
 
@@ -423,9 +449,17 @@ func nsName(ns, name string) string {
 // date").
 var dependencyRe = regexp.MustCompile(`dependency '([^'/]+)/([^']+)' (?:is not ready|revision is not up to date)`)
 
-// reportFlux reports the Flux objects of one kind that are not ready; those
+// healthOfRelease finds the HelmRelease a Kustomization's health check
+// names ("[HelmRelease/cache/redis status: 'Failed']").
+var healthOfRelease = regexp.MustCompile(`HelmRelease/([a-z0-9-]+)/([a-z0-9.-]+) status`)
+
+// sourceOfRelease finds the HelmChart a HelmRelease waits for
+// ("HelmChart 'flux-system/cache-redis' is not ready").
+var sourceOfRelease = regexp.MustCompile(`HelmChart '([a-z0-9-]+)/([a-z0-9.-]+)'`)
+
+// fluxFindings are the findings of the Flux objects of one kind that are not ready; those
 // that only wait for a reported dependency are folded into its finding.
-func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxObject) {
+func fluxFindings(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxObject) []*doctor.Finding {
 	sort.Slice(objs, func(i, j int) bool {
 		if objs[i].Namespace != objs[j].Namespace {
 			return objs[i].Namespace < objs[j].Namespace
@@ -439,6 +473,7 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 		suspended bool
 	}
 	var entries []*entry
+	var out []*doctor.Finding
 	byKey := map[string]*entry{}
 	lower := strings.ToLower(kind)
 	for _, o := range objs {
@@ -491,6 +526,10 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 		e.f.Remediation = []doctor.Remediation{
 			{Text: "read the controller's account of it", Command: fmt.Sprintf("kubectl describe %s %s -n %s", lower, o.Name, o.Namespace)},
 			{Text: "after the fix, reconcile it now instead of at its next interval", Command: fmt.Sprintf("flux reconcile %s %s -n %s --with-source", verb, o.Name, o.Namespace)}}
+		if m := sourceOfRelease.FindStringSubmatch(bad.Message); m != nil && bad.Reason == "ArtifactFailed" {
+			e.f.Remediation = append([]doctor.Remediation{{Text: "the chart's source fails: its HelmChart and HelmRepository (or Git/OCI repository) say why (a wrong URL, credentials, a chart version that does not exist)",
+				Command: fmt.Sprintf("kubectl describe helmchart %s -n %s; kubectl get helmrepositories,gitrepositories,ocirepositories -n %s", m[2], m[1], m[1])}}, e.f.Remediation...)
+		}
 		if bad == stalled && kind == "HelmRelease" {
 			e.f.Remediation[1] = doctor.Remediation{Text: "after the fix, force a new install or upgrade (a stalled release waits for a change otherwise)",
 				Command: fmt.Sprintf("flux reconcile helmrelease %s -n %s --force", o.Name, o.Namespace)}
@@ -555,6 +594,7 @@ func reportFlux(p *doctor.Pass, kind, apiVersion string, objs []*snapshot.FluxOb
 			e.f.Message += fmt.Sprintf("; %s %s for it: %s", doctor.Plural(n, lower, lower+"s"), map[bool]string{true: "waits", false: "wait"}[n == 1], examplesEllipsis(names))
 			e.f.Count, e.f.Examples = n, doctor.Examples(names)
 		}
-		p.Report(e.f)
+		out = append(out, &e.f)
 	}
+	return out
 }
