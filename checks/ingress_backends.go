@@ -152,6 +152,8 @@ func runIngressBackends(p *doctor.Pass) error {
 			}
 			problems = append(problems, fmt.Sprintf("%s (%s): %s", key, strings.Join(doctor.Examples(u.where), ", ")+more(len(u.where)), why))
 		}
+		// With a class no controller claims, nothing answers at all.
+		unclaimed := classesRead && ing.Spec.IngressClassName != nil && !classes[*ing.Spec.IngressClassName]
 		if broken > 0 {
 			sev = doctor.Warning
 			lead := fmt.Sprintf("%d of its %d backends are broken", broken, len(order))
@@ -160,6 +162,9 @@ func runIngressBackends(p *doctor.Pass) error {
 				lead = "every backend is broken, it can only answer 503"
 				if len(order) == 1 {
 					lead = "its only backend is broken, it can only answer 503"
+				}
+				if unclaimed {
+					lead = strings.TrimSuffix(lead, ", it can only answer 503")
 				}
 			}
 			problems = append([]string{lead}, problems...)
@@ -189,7 +194,7 @@ func runIngressBackends(p *doctor.Pass) error {
 				rem = append(rem, doctor.Remediation{Text: "use a class the cluster has",
 					Command: fmt.Sprintf(`kubectl patch ingress %s -n %s --type=merge -p '{"spec":{"ingressClassName":"%s"}}'`, ing.Name, ing.Namespace, to)})
 			} else {
-				rem = append(rem, doctor.Remediation{Text: "install the ingress controller and its IngressClass", Command: "kubectl get ingressclasses"})
+				rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("install the ingress controller that serves class %s (its chart or manifest creates the IngressClass), or use the class of the controller you run", *cls), Command: "kubectl get ingressclasses"})
 			}
 		case cls == nil && ing.Annotations[legacyIngressClassAnnotation] == "" && len(names) > 0 && len(defaults) == 0:
 			sev = max(sev, doctor.Info)
