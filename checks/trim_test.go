@@ -3,6 +3,8 @@ package checks_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -115,6 +118,29 @@ func asServed(o runtime.Object) runtime.Object {
 			}
 			if c.ReadinessProbe != nil && c.ReadinessProbe.Exec != nil {
 				c.ReadinessProbe.Exec.Command = append(c.ReadinessProbe.Exec.Command, "--secret-arg")
+			}
+		}
+	}
+	if pod, ok := o.(*corev1.Pod); ok {
+		// The ServiceAccount admission's token volume, its name random per
+		// pod, mounted in every container; and what a kubelet reports of
+		// each container besides its state.
+		token := fmt.Sprintf("kube-api-access-%05x", crc32.ChecksumIEEE([]byte(pod.Namespace+"/"+pod.Name))&0xfffff)
+		mount := corev1.VolumeMount{Name: token, ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}
+		for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+			for i := range cs {
+				cs[i].VolumeMounts = append(cs[i].VolumeMounts, mount)
+			}
+		}
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: token, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(int64(3607))}}}}}})
+		for _, cs := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+			for i := range cs {
+				c := &cs[i]
+				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMountStatus{Name: token, MountPath: mount.MountPath, ReadOnly: true})
+				c.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+				c.AllocatedResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+				c.User = &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{UID: 1000, GID: 1000, SupplementalGroups: []int64{1000}}}
 			}
 		}
 	}

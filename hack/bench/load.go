@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot/synth"
 )
 
 // The shape of the default benchmark cluster, the size the scan is tuned
@@ -125,11 +127,11 @@ func loadShape(ctx context.Context, cfg *rest.Config, sh shape, log io.Writer) e
 			}
 			switch {
 			case i < sh.running:
-				p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1), StartTime: &now,
-					Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
-					ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, Image: "registry.example.com/app:1.0",
-						ImageID:     "registry.example.com/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-						ContainerID: "containerd://0123456789abcdef0123456789abcdef", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+				// What a v1.37 kubelet writes: five conditions, and per
+				// container its mounts (the token volume the ServiceAccount
+				// admission added), resources and user besides its state.
+				ip := fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1)
+				p.Status = synth.RunningStatus(p, ip, now)
 			case i < sh.running+sh.failed:
 				p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu",
 					Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 7900, capacity: 7910"}
@@ -205,7 +207,8 @@ func podTemplate(app string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": app}},
 		Spec: corev1.PodSpec{
-			AutomountServiceAccountToken: ptr.To(false),
+			// The ServiceAccount admission adds each pod's token volume
+			// (kube-api-access-<random>) and its mounts, as in a real cluster.
 			Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1.0",
 				Env:       []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "REGION", Value: "eu-west-1"}},
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")}},

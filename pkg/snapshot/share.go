@@ -230,6 +230,11 @@ func (tr *Trimmer) sharePodStatus(st *corev1.PodStatus) {
 			// A container ID is unique and long (a runtime prefix and 64 hex
 			// digits) and no check reads it; terminated states repeat it.
 			c.ContainerID = ""
+			// What a kubelet reports of a container's mounts, resources
+			// (requested, allocated, their health), user and stop signal:
+			// per pod, and no check reads it; the spec has what checks need.
+			c.VolumeMounts, c.Resources, c.AllocatedResources, c.AllocatedResourcesStatus = nil, nil, nil, nil
+			c.User, c.StopSignal = nil, nil
 			for _, s := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
 				if s.Waiting != nil {
 					s.Waiting.Reason, s.Waiting.Message = tr.str(s.Waiting.Reason), tr.str(s.Waiting.Message)

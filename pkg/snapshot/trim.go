@@ -114,6 +114,9 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 	}
 	for i := range s.Volumes {
 		v := &s.Volumes[i].VolumeSource
+		if v.Projected != nil && strings.HasPrefix(s.Volumes[i].Name, tokenVolume+"-") {
+			renameTokenVolume(s, s.Volumes[i].Name)
+		}
 		switch {
 		case v.HostPath != nil, v.PersistentVolumeClaim != nil:
 		case v.ConfigMap != nil:
@@ -125,6 +128,39 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 		default:
 			*v = corev1.VolumeSource{}
 		}
+	}
+}
+
+// tokenVolume is the projected ServiceAccount token volume the API server's
+// ServiceAccount admission adds to every pod that mounts a token, named
+// kube-api-access-<5 random characters>.
+const tokenVolume = "kube-api-access"
+
+// renameTokenVolume drops the random suffix of a pod's token volume, in
+// the volume and in every container's mount of it. The suffix is the only
+// difference between the containers of one template's pods: without it
+// they share one copy, like pods without a token. No check reads the name
+// (the volume's source is dropped below).
+func renameTokenVolume(s *corev1.PodSpec, name string) {
+	for i := range s.Volumes {
+		if s.Volumes[i].Name == name {
+			s.Volumes[i].Name = tokenVolume
+		}
+	}
+	rename := func(ms []corev1.VolumeMount) {
+		for i := range ms {
+			if ms[i].Name == name {
+				ms[i].Name = tokenVolume
+			}
+		}
+	}
+	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			rename(cs[i].VolumeMounts)
+		}
+	}
+	for i := range s.EphemeralContainers {
+		rename(s.EphemeralContainers[i].VolumeMounts)
 	}
 }
 

@@ -59,3 +59,45 @@ func TestTrimKeepsContainerPorts(t *testing.T) {
 		t.Error("equal port lists are not shared")
 	}
 }
+
+// TestTrimSharesContainersAcrossTokenVolumes: every pod that mounts a
+// ServiceAccount token has its own kube-api-access-<random> volume, mounted
+// in each container; without the suffix the containers of one template's
+// pods are one copy. What a kubelet reports per container besides its
+// state (mounts, resources, user) is dropped.
+func TestTrimSharesContainersAcrossTokenVolumes(t *testing.T) {
+	mk := func(suffix string) *corev1.Pod {
+		name := "kube-api-access-" + suffix
+		mount := corev1.VolumeMount{Name: name, ReadOnly: true, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}
+		return &corev1.Pod{Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Image: "busybox", VolumeMounts: []corev1.VolumeMount{mount}}},
+			Containers: []corev1.Container{{Name: "app", Image: "app:1", VolumeMounts: []corev1.VolumeMount{
+				{Name: "data", MountPath: "/data"}, mount}}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				{Name: name, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}}},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true,
+				VolumeMounts: []corev1.VolumeMountStatus{{Name: name, MountPath: mount.MountPath}},
+				User:         &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{UID: 1000}},
+				Resources:    &corev1.ResourceRequirements{}, AllocatedResources: corev1.ResourceList{}}}}}
+	}
+	tr := NewTrimmer()
+	a, b := mk("x7k2p"), mk("q9m4z")
+	tr.Trim(a)
+	tr.Trim(b)
+	if &a.Spec.Containers[0] != &b.Spec.Containers[0] || &a.Spec.InitContainers[0] != &b.Spec.InitContainers[0] || &a.Spec.Volumes[0] != &b.Spec.Volumes[0] {
+		t.Error("the containers and volumes of two pods that differ only in their token volume's name are not shared")
+	}
+	if got := a.Spec.Containers[0].VolumeMounts; len(got) != 2 || got[0].Name != "data" || got[1].Name != "kube-api-access" || a.Spec.Volumes[1].Name != "kube-api-access" {
+		t.Errorf("mounts %+v, volumes %+v: want the data mount kept and the token volume renamed in both", got, a.Spec.Volumes)
+	}
+	if cs := a.Status.ContainerStatuses[0]; cs.VolumeMounts != nil || cs.User != nil || cs.Resources != nil || cs.AllocatedResources != nil || !cs.Ready {
+		t.Errorf("container status %+v: want its state kept, mounts, user and resources dropped", cs)
+	}
+	// A volume that only looks like it is kept: not projected.
+	c := mk("abcde")
+	c.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+	tr.Trim(c)
+	if c.Spec.Volumes[1].Name != "kube-api-access-abcde" {
+		t.Errorf("an emptyDir volume named like a token volume was renamed: %q", c.Spec.Volumes[1].Name)
+	}
+}

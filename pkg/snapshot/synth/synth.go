@@ -63,7 +63,6 @@ func uid(kind string, i int) types.UID {
 // PodSpec is the pod template of app, with the defaults the API server sets.
 func PodSpec(app string) corev1.PodSpec {
 	return corev1.PodSpec{
-		AutomountServiceAccountToken: ptr.To(false),
 		Containers: []corev1.Container{{Name: "app", Image: "registry.example.com/app:1.0",
 			Env:                      []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "REGION", Value: "eu-west-1"}},
 			Resources:                corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")}},
@@ -101,6 +100,7 @@ func (s Shape) Pod(i int) *corev1.Pod {
 			Labels: map[string]string{"app": fmt.Sprintf("app-%04d", app)}},
 		Spec: PodSpec(fmt.Sprintf("app-%04d", app))}
 	p.Spec.NodeName = fmt.Sprintf("node-%04d", i%s.Nodes)
+	addToken(&p.Spec, i)
 	switch {
 	case i >= s.Running+s.Failed:
 		p.Spec.NodeName = ""
@@ -115,15 +115,58 @@ func (s Shape) Pod(i int) *corev1.Pod {
 		p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "OutOfcpu", QOSClass: corev1.PodQOSBurstable,
 			Message: "Pod was rejected: Node didn't have enough resource: cpu, requested: 500, used: 7900, capacity: 7910"}
 	default:
-		ip := fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1)
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now, QOSClass: corev1.PodQOSBurstable,
-			HostIP: "10.1.0.1", HostIPs: []corev1.HostIP{{IP: "10.1.0.1"}},
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: true, Image: "registry.example.com/app:1.0",
-				ImageID:     "registry.example.com/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
-				ContainerID: fmt.Sprintf("containerd://%032x", i), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+		p.Status = RunningStatus(p, fmt.Sprintf("10.244.%d.%d", i/250%250, i%250+1), now)
+		p.Status.QOSClass, p.Status.HostIP, p.Status.HostIPs = corev1.PodQOSBurstable, "10.1.0.1", []corev1.HostIP{{IP: "10.1.0.1"}}
+		p.Status.ContainerStatuses[0].ContainerID = fmt.Sprintf("containerd://%064x", i)
 	}
 	return p
+}
+
+// addToken adds what the ServiceAccount admission adds to pod i: its token
+// volume, named kube-api-access-<5 random characters>, mounted in every
+// container.
+func addToken(s *corev1.PodSpec, i int) {
+	const letters = "bcdfghjklmnpqrstvwxz2456789" // the API server's random-name alphabet
+	name := []byte("kube-api-access-")
+	for x, k := uint32(i)*2654435761, 0; k < 5; k++ {
+		name = append(name, letters[x%uint32(len(letters))])
+		x /= uint32(len(letters))
+	}
+	s.Volumes = append(s.Volumes, corev1.Volume{Name: string(name), VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To(int32(420)), Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(int64(3607))}},
+			{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+				Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}}}}}})
+	for c := range s.Containers {
+		s.Containers[c].VolumeMounts = append(s.Containers[c].VolumeMounts, corev1.VolumeMount{Name: string(name), ReadOnly: true,
+			MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"})
+	}
+}
+
+// RunningStatus is the status a v1.37 kubelet writes for a running pod p
+// (its spec as the API server returns it): five conditions, and for each
+// container its state, the volumes it mounts, its resources and its user.
+func RunningStatus(p *corev1.Pod, ip string, now metav1.Time) corev1.PodStatus {
+	st := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}}, StartTime: &now, ObservedGeneration: 1}
+	for _, t := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: now, ObservedGeneration: 1})
+	}
+	for _, c := range p.Spec.Containers {
+		cs := corev1.ContainerStatus{Name: c.Name, Ready: true, Started: ptr.To(true), Image: c.Image,
+			ImageID:     "registry.example.com/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			ContainerID: "containerd://0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+			Resources:   &corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits}, AllocatedResources: c.Resources.Requests,
+			User: &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{UID: 0, GID: 0, SupplementalGroups: []int64{0}}}}
+		for _, m := range c.VolumeMounts {
+			cs.VolumeMounts = append(cs.VolumeMounts, corev1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly,
+				RecursiveReadOnly: ptr.To(corev1.RecursiveReadOnlyDisabled)})
+		}
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+	}
+	return st
 }
 
 // Node is node i: Ready, with capacity and nodeInfo.
