@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -24,7 +25,7 @@ var IngressBackends = &doctor.Check{
 	Reads:    append([]snapshot.Resource{snapshot.Ingresses}, kube.ServiceReads...),
 	// IngressClasses are cluster-scoped: a user limited to a namespace
 	// cannot list them, and the backends are judged without them.
-	Optional: []snapshot.Resource{snapshot.IngressClasses},
+	Optional: []snapshot.Resource{snapshot.IngressClasses, snapshot.Deployments, snapshot.StatefulSets},
 	Run:      runIngressBackends,
 	Doc: `Ingresses whose backends or class do not exist, or whose Services have no ready endpoint
 
@@ -56,11 +57,16 @@ judged, and the report's coverage says the check ran without them.
 When every problem of an Ingress is a backend Service without a ready
 endpoint, the Service's own finding (service-endpoints, service-target-port)
 is the cause and names the Ingress: this finding folds into it (Via), and
-stands when that check finds nothing or did not run.
+stands when that check finds nothing or did not run. A backend Service whose
+Deployment or StatefulSet is scaled to 0 replicas is named as such (the
+backend is right, its pods are gone): service-endpoints is quiet on a Service
+of a workload scaled to zero on purpose, but one an Ingress still routes to
+answers 503.
 
 ## How to fix
 Point the backend at the Service and port that exist (` + "`kubectl edit ingress`" + `),
-restore the Service's pods, or set ` + "`ingressClassName`" + ` to one of the cluster's
+restore the Service's pods (` + "`kubectl scale`" + ` a workload scaled to zero,
+or remove the rules of a retired one), or set ` + "`ingressClassName`" + ` to one of the cluster's
 classes (or mark one default with
 ` + "`ingressclass.kubernetes.io/is-default-class: \"true\"`" + `).
 
@@ -137,6 +143,7 @@ func runIngressBackends(p *doctor.Pass) error {
 		// via: the Services whose own finding (no endpoint, a targetPort
 		// no pod declares) is the cause, when that is every problem.
 		var via []doctor.ObjectRef
+		var scaled []*kube.Workload
 		onlyEndpoints := true
 		for _, key := range order {
 			u := uses[key]
@@ -145,7 +152,15 @@ func runIngressBackends(p *doctor.Pass) error {
 				continue
 			}
 			broken++
-			if svc := svcs.Get(ing.Namespace, u.backend.Name); svc != nil && len(svc.Spec.Selector) > 0 && strings.HasSuffix(why, " has no ready endpoint") {
+			svc := svcs.Get(ing.Namespace, u.backend.Name)
+			if w := scaledBackend(p, svc, why); w != nil {
+				// service-endpoints is quiet on a Service whose workload
+				// is scaled to zero (on purpose, as a rule): here it is
+				// still routed to.
+				why = fmt.Sprintf("service %s selects %s, which is scaled to 0 replicas", svc.Name, w.KindName())
+				scaled = append(scaled, w)
+				onlyEndpoints = false
+			} else if svc != nil && len(svc.Spec.Selector) > 0 && strings.HasSuffix(why, " has no ready endpoint") {
 				via = append(via, kube.Ref("v1", "Service", svc))
 			} else {
 				onlyEndpoints = false
@@ -168,11 +183,21 @@ func runIngressBackends(p *doctor.Pass) error {
 				}
 			}
 			problems = append([]string{lead}, problems...)
-			rem = append(rem,
-				doctor.Remediation{Text: "compare the backends with the namespace's Services and their ports",
-					Command: fmt.Sprintf("kubectl get services,endpointslices -n %s", ing.Namespace)},
-				doctor.Remediation{Text: "point the backends at the Service and port that serve them",
+			if len(scaled) < broken {
+				rem = append(rem,
+					doctor.Remediation{Text: "compare the backends with the namespace's Services and their ports",
+						Command: fmt.Sprintf("kubectl get services,endpointslices -n %s", ing.Namespace)},
+					doctor.Remediation{Text: "point the backends at the Service and port that serve them",
+						Command: fmt.Sprintf("kubectl edit ingress %s -n %s", ing.Name, ing.Namespace)})
+			}
+			for _, w := range scaled {
+				rem = append(rem, doctor.Remediation{Text: fmt.Sprintf("scale %s back up if it should still serve these paths", w.KindName()),
+					Command: fmt.Sprintf("kubectl scale %s -n %s --replicas=<n>", w.KindName(), w.Ref.Namespace)})
+			}
+			if len(scaled) > 0 {
+				rem = append(rem, doctor.Remediation{Text: "or, if it is retired, remove its rules from the Ingress (or the Ingress)",
 					Command: fmt.Sprintf("kubectl edit ingress %s -n %s", ing.Name, ing.Namespace)})
+			}
 		}
 
 		switch cls := ing.Spec.IngressClassName; {
@@ -242,6 +267,15 @@ func backendPort(p networkingv1.ServiceBackendPort) string {
 		return p.Name
 	}
 	return fmt.Sprint(p.Number)
+}
+
+// scaledBackend is the Deployment or StatefulSet scaled to zero behind a
+// backend Service that has no ready endpoint, nil when there is none.
+func scaledBackend(p *doctor.Pass, svc *corev1.Service, why string) *kube.Workload {
+	if svc == nil || len(svc.Spec.Selector) == 0 || !strings.HasSuffix(why, " has no ready endpoint") {
+		return nil
+	}
+	return kube.ScaledToZero(p.Snapshot, svc.Namespace, labels.SelectorFromSet(svc.Spec.Selector))
 }
 
 // backendProblem says why the Ingress backend cannot serve, "" when it can.

@@ -208,11 +208,12 @@ func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
 		pods[pod.Namespace+"/"+pod.Name] = pod
 	}
 	type group struct {
-		ref     doctor.ObjectRef
-		kind    string
-		secrets string
-		pods    []string
-		sa      string
+		ref      doctor.ObjectRef
+		kind     string
+		secrets  string
+		pods     []string
+		sa       string
+		registry string
 	}
 	groups := map[string]*group{}
 	var order []string
@@ -236,7 +237,7 @@ func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
 		}
 		key := ref.String() + "|" + secrets
 		if groups[key] == nil {
-			groups[key] = &group{ref: ref, kind: kind, secrets: secrets, sa: pod.Spec.ServiceAccountName}
+			groups[key] = &group{ref: ref, kind: kind, secrets: secrets, sa: pod.Spec.ServiceAccountName, registry: privateRegistry(pod)}
 			order = append(order, key)
 		}
 		if !containsString(groups[key].pods, pod.Name) {
@@ -249,7 +250,7 @@ func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
 		ns := g.ref.Namespace
 		first := strings.Split(g.secrets, ", ")[0]
 		rem := []doctor.Remediation{
-			{Text: "create the pull secret in the pods' namespace", Command: fmt.Sprintf("kubectl create secret docker-registry %s -n %s --docker-server=REGISTRY --docker-username=USER --docker-password=PASSWORD", first, ns)},
+			{Text: "create the pull secret in the pods' namespace", Command: fmt.Sprintf("kubectl create secret docker-registry %s -n %s --docker-server=%s --docker-username=<user> --docker-password=<token>", first, ns, g.registry)},
 			{Text: "or remove the name from the template (or from its ServiceAccount's imagePullSecrets)", Command: fmt.Sprintf("kubectl get %s -n %s -o jsonpath='{.spec..imagePullSecrets}'", g.kind, ns)},
 		}
 		if g.sa != "" {
@@ -260,6 +261,29 @@ func reportPullSecrets(p *doctor.Pass, owners *kube.Owners) {
 				g.kind, g.secrets, ns, doctor.Plural(len(g.pods), "pod", "pods")),
 			Remediation: rem})
 	}
+}
+
+// privateRegistry is the registry a pod's pull secret is for: the one
+// registry its images come from other than Docker Hub (docker.io when all
+// do), "<registry>" when they come from several.
+func privateRegistry(pod *corev1.Pod) string {
+	regs := map[string]bool{}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if r := registryOf(c.Image); r != "docker.io" {
+				regs[r] = true
+			}
+		}
+	}
+	switch len(regs) {
+	case 0:
+		return "docker.io"
+	case 1:
+		for r := range regs {
+			return r
+		}
+	}
+	return "<registry>"
 }
 
 func containsString(s []string, v string) bool {

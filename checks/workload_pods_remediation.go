@@ -109,7 +109,14 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 				for _, r := range secrets {
 					names = append(names, r.Name)
 				}
-				rem[len(rem)-1].Text = fmt.Sprintf("the pods already use imagePullSecrets %s: renew those credentials for the registry, or create one that works", strings.Join(names, ", "))
+				// Renew the secret the pods name in place: a new one under
+				// another name would be used by no pod.
+				text := fmt.Sprintf("the pods already use imagePullSecrets %s: the registry rejects the credentials, renew them in place (the kubelet reads the secret at each pull)", strings.Join(names, ", "))
+				if reg := registryOf(ex.Image); strings.Contains(reg, ".dkr.ecr.") && strings.HasSuffix(reg, ".amazonaws.com") {
+					text += "; ECR passwords expire after 12 hours, so a static secret stops working: use the kubelet's ECR credential provider or a job that refreshes it"
+				}
+				rem[len(rem)-1] = doctor.Remediation{Text: text,
+					Command: fmt.Sprintf("kubectl create secret docker-registry %s -n %s --docker-server=%s --docker-username=<user> --docker-password=<token> --dry-run=client -o yaml | kubectl apply -f -", names[0], ns, registryOf(ex.Image))}
 			} else {
 				// A ServiceAccount's imagePullSecrets has no merge key: a merge
 				// patch would replace the secrets other workloads pull with.
