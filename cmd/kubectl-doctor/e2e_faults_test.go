@@ -330,7 +330,7 @@ func TestFaultsInterrupt(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 	// The groups are listed by check name: a read still on its way in (as
 	// above) may come before the pods group.
-	if last := lines[len(lines)-1]; !regexp.MustCompile(`^error: incomplete scan: \d+ checks of \d+ could not run \((?:[a-z, -]+: interrupted before reading \S+ finished; )*[a-z, -]+: interrupted before reading pods finished[;)]`).MatchString(last) {
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^error: interrupted; incomplete scan: \d+ checks of \d+ could not run \((?:[a-z, -]+: interrupted before reading \S+ finished; )*[a-z, -]+: interrupted before reading pods finished[;)]`).MatchString(last) {
 		t.Errorf("stderr %q", errOut.String())
 	}
 	t.Logf("after Ctrl-C: %d checks ran on what was read, %d did not", ran, len(rep.Checks)-ran)

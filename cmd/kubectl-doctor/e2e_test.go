@@ -462,6 +462,12 @@ func TestForbiddenUserSkips(t *testing.T) {
 	if r := runDoctor(t, healthy.KubeconfigFor(localcluster.NobodyUser), "--allow-incomplete"); r.code != 0 {
 		t.Errorf("--allow-incomplete: exit %d, want 0", r.code)
 	}
+	// A dump of nothing is no capture: exit 2, no file.
+	out := filepath.Join(t.TempDir(), "nothing.yaml")
+	d := runDoctor(t, healthy.KubeconfigFor(localcluster.NobodyUser), "dump", "-o", out)
+	if _, err := os.Stat(out); d.code != 2 || err == nil || !strings.Contains(d.stderr, "error: nothing dumped: ") {
+		t.Errorf("dump by a user who may read nothing: exit %d, file %v, stderr %q", d.code, err, d.stderr)
+	}
 }
 
 type auditEvent struct {
@@ -646,6 +652,7 @@ func TestBadInputs(t *testing.T) {
 	t.Run("unknown namespace", func(t *testing.T) {
 		needCluster(t)
 		oneErrorLine(t, runDoctor(t, scenarios.Kubeconfig, "-n", "no-such-namespace"), `namespace "no-such-namespace" not found`)
+		oneErrorLine(t, runDoctor(t, scenarios.Kubeconfig, "dump", "-o", filepath.Join(t.TempDir(), "d.yaml"), "-n", "no-such-namespace"), `namespace "no-such-namespace" not found`)
 	})
 }
 

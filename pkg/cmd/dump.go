@@ -110,6 +110,9 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return couldNotRun(err)
 	}
+	if err := o.cluster.NamespaceExists(ctx, cfg); err != nil {
+		return couldNotRun(err)
+	}
 
 	out, commit, abort, err := o.open()
 	if err != nil {
@@ -146,6 +149,10 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		objects += n
 	}
 	progress.Done()
+	if objects == 0 && len(failed) > 0 {
+		// A capture of nothing is no capture: no file, exit 2.
+		return couldNotRun(fmt.Errorf("nothing dumped: %d of %d reads could not be read (%s)", len(failed), len(plan), report.Esc(strings.Join(failed, "; "))))
+	}
 	w.Finished = time.Now().UTC().Truncate(time.Second)
 	if err := w.Close(); err != nil {
 		return o.writeError(err)

@@ -46,6 +46,8 @@ const exitCodesHelp = `Exit codes:
      forbidden). The report is still printed; one line on stderr says
      what is missing and why, and the JSON has "complete": false.
      --allow-incomplete exits 0 instead when nothing is at --fail-on.
+     An interrupted run (Ctrl-C, SIGTERM) exits 2 whatever its partial
+     report holds.
   3  with --require-complete: nothing at --fail-on and no read failed, but
      a check did not run or ran without some of its data because the input
      (--from) does not hold it

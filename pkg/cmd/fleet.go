@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -175,7 +177,7 @@ func (o *ScanOptions) runFleet(ctx context.Context) error {
 	}
 	gaps, coverage := fleetCoverage(results)
 	return decide(outcome{Fails: f.Fails(o.failOn), Incomplete: report.Esc(f.IncompleteSummary()), AllowIncomplete: o.AllowIncomplete,
-		RequireComplete: o.RequireComplete, Gaps: gaps, Coverage: report.Esc(coverage)}).exit(o.ErrOut)
+		RequireComplete: o.RequireComplete, Gaps: gaps, Coverage: report.Esc(coverage), Interrupted: errors.Is(ctx.Err(), context.Canceled)}).exit(o.ErrOut)
 }
 
 // fleetCoverage is what --require-complete judges in a fleet: the causes of
@@ -234,11 +236,17 @@ func (o *ScanOptions) fleetTargets() ([]fleetTarget, error) {
 		return out, nil
 	}
 	names := o.fleet.contexts
-	if o.fleet.AllContexts {
-		raw, err := o.cluster.Flags.ToRawKubeConfigLoader().RawConfig()
-		if err != nil {
-			return nil, usageError("reading kubeconfig: %v", err)
+	raw, err := o.cluster.Flags.ToRawKubeConfigLoader().RawConfig()
+	if err != nil {
+		return nil, usageError("reading kubeconfig: %v", err)
+	}
+	for _, name := range names {
+		if _, ok := raw.Contexts[name]; !ok {
+			have := slices.Sorted(maps.Keys(raw.Contexts))
+			return nil, usageError("--context: context %q not found in the kubeconfig (it has: %s)", name, strings.Join(have, ", "))
 		}
+	}
+	if o.fleet.AllContexts {
 		for name := range raw.Contexts {
 			names = append(names, name)
 		}

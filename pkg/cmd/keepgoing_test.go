@@ -95,3 +95,42 @@ func TestKeepGoing(t *testing.T) {
 		t.Errorf("--keep-going without --from: exit %d: %s", code, errOut)
 	}
 }
+
+// TestFromMissingNamespace: -n naming a namespace the capture does not
+// hold is exit 2 with the namespaces it does hold, as a live scan exits 2
+// on a namespace the server does not have; a namespace the capture holds
+// (even one with nothing else in it) is scanned.
+func TestFromMissingNamespace(t *testing.T) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "-n", "shpo"})
+	if code != ExitError || out.Len() != 0 || strings.TrimSpace(errOut.String()) != `error: --from `+podsAndReplicaSets+`: holds nothing in namespace "shpo": its objects are in shop` {
+		t.Errorf("a -n typo: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	streams, _, out, errOut = genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "-n", "shop", "--fail-on", "never"}); code != ExitOK || !strings.Contains(out.String(), "crash-looping") {
+		t.Errorf("-n shop: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// A capture with cluster-scoped objects too: they are kept, and -n's
+	// namespace still has to be in it.
+	mixed := filepath.Join(t.TempDir(), "mixed.yaml")
+	src, err := os.ReadFile(podsAndReplicaSets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mixed, append(append(src, "\n---\n"...), "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	streams, _, out, errOut = genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", mixed, "-n", "shpo"}); code != ExitError || out.Len() != 0 ||
+		!strings.HasPrefix(errOut.String(), `error: namespace "shpo" is not in --from `+mixed+`: nothing in it to check (it holds objects of 1 namespace: shop)`) {
+		t.Errorf("a -n typo, with a Node in the capture: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	empty := filepath.Join(t.TempDir(), "ns.yaml")
+	if err := os.WriteFile(empty, []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: quiet}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	streams, _, out, errOut = genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", empty, "-n", "quiet"}); code == ExitError && strings.Contains(errOut.String(), "is not in --from") {
+		t.Errorf("an empty namespace the capture holds: exit %d, stderr %q", code, errOut)
+	}
+}

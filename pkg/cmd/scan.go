@@ -190,7 +190,9 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 	if err := o.ci.writeBaseline(r); err != nil {
 		return &exitError{Code: ExitError, Err: err}
 	}
-	return decide(o.outcome(r)).exit(o.ErrOut)
+	out := o.outcome(r)
+	out.Interrupted = errors.Is(ctx.Err(), context.Canceled)
+	return decide(out).exit(o.ErrOut)
 }
 
 // outcome is what the exit code of a single scan depends on.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,6 +101,18 @@ func (o *ScanOptions) load(ctx context.Context, start time.Time) (*snapshot.Snap
 		}
 		return nil, "", &exitError{Code: ExitError, Err: fmt.Errorf("--from %s: %v", o.offline.From, err)}
 	}
+	if ns := o.offline.namespace; ns != "" && res.Stats.InScope == 0 && !hasNamespace(res.Snapshot, ns) {
+		// A typo in -n must not read as a clean bill of health, as live.
+		held := slices.Sorted(maps.Keys(res.Stats.OtherNamespaces))
+		what := "no namespaced object at all"
+		if len(held) > 0 {
+			what = "objects of " + doctor.Plural(len(held), "namespace", "namespaces") + ": " + strings.Join(doctor.Examples(held), ", ")
+			if len(held) > doctor.MaxExamples {
+				what += ", ..."
+			}
+		}
+		return nil, "", &exitError{Code: ExitError, Err: fmt.Errorf("namespace %q is not in --from %s: nothing in it to check (it holds %s)", ns, report.Esc(o.offline.From), report.Esc(what))}
+	}
 	source := o.offline.From
 	if res.Header != nil && res.Header.Server != "" {
 		source = res.Header.Server
@@ -112,6 +126,17 @@ func (o *ScanOptions) load(ctx context.Context, start time.Time) (*snapshot.Snap
 	printInputSummary(o.ErrOut, o.offline.From, res, o.Now)
 	o.offline.unreadable = unreadableLines(res)
 	return res.Snapshot, source, nil
+}
+
+// hasNamespace says the snapshot holds the Namespace object ns (an empty
+// namespace exists, and has nothing to report).
+func hasNamespace(s *snapshot.Snapshot, ns string) bool {
+	for _, n := range s.Namespaces() {
+		if n.Name == ns {
+			return true
+		}
+	}
+	return false
 }
 
 // printInputSummary says on stderr what the input held and what the scan

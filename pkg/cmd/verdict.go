@@ -28,6 +28,9 @@ type outcome struct {
 	Coverage string
 	// AllowIncomplete and RequireComplete are the flags of the same name.
 	AllowIncomplete, RequireComplete bool
+	// Interrupted says Ctrl-C (or SIGTERM) cut the run short: whatever the
+	// partial report holds, the run did not finish.
+	Interrupted bool
 }
 
 // verdict is a run's exit code with what stderr says about it.
@@ -43,6 +46,9 @@ type verdict struct {
 // decide is the exit-code policy, the same for every command that gates on
 // findings (--help and docs/ci.md state it), in this precedence:
 //
+//   - 2 when the run was interrupted (Ctrl-C, SIGTERM), whatever its
+//     partial report holds: a CI job stopped by a signal did not pass or
+//     fail its gate.
 //   - 1 when a finding is at or above --fail-on, complete scan or not: what
 //     was not read can only add findings. An incomplete scan is a warning.
 //   - 2 when the scan is incomplete, unless --allow-incomplete, which
@@ -54,6 +60,12 @@ type verdict struct {
 //   - else 0.
 func decide(o outcome) verdict {
 	switch {
+	case o.Interrupted:
+		msg := "interrupted: the report above holds only what was read and checked before the signal"
+		if o.Incomplete != "" {
+			msg = "interrupted; " + o.Incomplete
+		}
+		return verdict{Code: ExitError, Err: errors.New(msg)}
 	case o.Fails:
 		return verdict{Code: ExitFindings, Warning: o.Incomplete}
 	case o.Incomplete != "" && !o.AllowIncomplete:

@@ -39,6 +39,10 @@ func TestDecide(t *testing.T) {
 		{"out of time: raise --timeout", outcome{Incomplete: "1 check of 34 could not run (pods-stuck: scan cancelled: context deadline exceeded)"}, ExitError, "",
 			"1 check of 34 could not run (pods-stuck: scan cancelled: context deadline exceeded); the scan hit its --timeout: raise it (--timeout 10m), or --allow-incomplete accepts partial scans"},
 		{"incomplete with --allow-incomplete, nothing at --fail-on", outcome{Incomplete: partial, AllowIncomplete: true}, ExitOK, partial, ""},
+		// An interrupted run neither passed nor failed its gate.
+		{"interrupted with a finding at --fail-on", outcome{Fails: true, Incomplete: partial, Interrupted: true}, ExitError, "", "interrupted; " + partial},
+		{"interrupted, nothing found, --allow-incomplete", outcome{Interrupted: true, AllowIncomplete: true}, ExitError, "",
+			"interrupted: the report above holds only what was read and checked before the signal"},
 		// Gaps count only with --require-complete.
 		{"gaps without --require-complete", outcome{Gaps: gaps(snapshot.CauseFailed, snapshot.CauseDenied, snapshot.CauseAbsent), Coverage: coverage}, ExitOK, "", ""},
 		{"--require-complete, no gap", outcome{Gaps: gaps(), RequireComplete: true}, ExitOK, "", ""},

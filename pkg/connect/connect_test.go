@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -105,5 +106,24 @@ func TestLoadAll(t *testing.T) {
 	srv.Close()
 	if _, err := o.LoadAll(ctx, &errOut, snapshot.Nodes); err == nil || !strings.HasPrefix(err.Error(), "cannot reach the API server at "+srv.URL+": ") {
 		t.Errorf("LoadAll with the server gone: %v", err)
+	}
+}
+
+// TestUnauthorizedIsNotUnreachable: a server that answers 401 was reached;
+// the one line blames the credentials, not the network.
+func TestUnauthorizedIsNotUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Unauthorized","code":401,"message":"Unauthorized"}`))
+	}))
+	defer srv.Close()
+	o := New("test")
+	o.Config = &rest.Config{Host: srv.URL, BearerToken: "expired"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := o.LoadAll(ctx, io.Discard, snapshot.Nodes)
+	if err == nil || !strings.Contains(err.Error(), "rejected the credentials (401 Unauthorized)") || strings.Contains(err.Error(), "cannot reach") {
+		t.Errorf("LoadAll with the credentials rejected: %v", err)
 	}
 }

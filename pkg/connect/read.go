@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,6 +103,19 @@ func (o *Options) Unreachable(ctx context.Context, cfg *rest.Config, err error) 
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return errors.New("interrupted")
 	}
+	switch {
+	case apierrors.IsUnauthorized(err):
+		// The server answered: the network is fine, the credentials are not.
+		return fmt.Errorf("the API server at %s rejected the credentials (401 Unauthorized): the kubeconfig user's token or certificate is invalid or expired; log in again or refresh the kubeconfig", cfg.Host)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("the API server at %s answered 403 Forbidden to GET /version: this user may not even read the server's version: %v", cfg.Host, err)
+	}
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	if errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) {
+		return fmt.Errorf("the API server at %s was reached but its TLS certificate does not verify against the kubeconfig's certificate-authority: %v", cfg.Host, err)
+	}
 	return fmt.Errorf("cannot reach the API server at %s: %v", cfg.Host, err)
 }
 
@@ -118,6 +132,16 @@ func namespaceMissing(ctx context.Context, cfg *rest.Config, ns string) bool {
 	return apierrors.IsNotFound(err)
 }
 
+// NamespaceExists is the error of a -n naming a namespace the server does
+// not have, nil when it has it (or there is no -n, or the user may not get
+// namespaces).
+func (o *Options) NamespaceExists(ctx context.Context, cfg *rest.Config) error {
+	if o.Namespace != "" && namespaceMissing(ctx, cfg, o.Namespace) {
+		return fmt.Errorf("namespace %q not found: nothing in it to check (kubectl get namespaces)", o.Namespace)
+	}
+	return nil
+}
+
 // Load reads what the checks need (after Connect), with a progress line on
 // a terminal. Reads must end by readDeadline; each failure costs only the
 // checks that needed it, and Load fails only when the server cannot be
@@ -130,8 +154,8 @@ func (o *Options) Load(ctx context.Context, errOut io.Writer, checks []*doctor.C
 	if err != nil {
 		return nil, err
 	}
-	if o.Namespace != "" && namespaceMissing(readCtx, cfg, o.Namespace) {
-		return nil, fmt.Errorf("namespace %q not found: nothing in it to check (kubectl get namespaces)", o.Namespace)
+	if err := o.NamespaceExists(readCtx, cfg); err != nil {
+		return nil, err
 	}
 	reads := doctor.Reads(checks)
 	opts := snapshot.LoadOptions{Namespace: o.Namespace, Retry: o.Retry}

@@ -350,9 +350,13 @@ func (st *stream) object(raw []byte, apiVersion, kind string) error {
 			m.SetNamespace(metav1.NamespaceDefault)
 		}
 	}
-	if d.ns != "" && r.Namespaced && namespaceOf(obj) != d.ns {
-		d.stats.OutOfScope++
-		return nil
+	if d.ns != "" && r.Namespaced {
+		if ns := namespaceOf(obj); ns != d.ns {
+			d.stats.OutOfScope++
+			d.stats.OtherNamespaces[ns] = true
+			return nil
+		}
+		d.stats.InScope++
 	}
 	// Captures hold some objects twice (a must-gather's namespaces/NS/core
 	// files and its aggregated lists; a link and its target): each is

@@ -178,8 +178,11 @@ type Stats struct {
 	// Mirrored counts core/v1 Endpoints turned into EndpointSlices (a
 	// capture without slices; see endpoints.go).
 	Mirrored int
-	// OutOfScope counts objects outside the namespace given with -n.
-	OutOfScope int
+	// OutOfScope counts objects outside the namespace given with -n, and
+	// InScope the namespaced objects in it; OtherNamespaces are the
+	// namespaces of the objects left out.
+	OutOfScope, InScope int
+	OtherNamespaces     map[string]bool
 	// Duplicates counts objects read a second time (same resource,
 	// namespace and name) and filed once.
 	Duplicates int
@@ -189,7 +192,7 @@ type Stats struct {
 }
 
 func newStats() *Stats {
-	return &Stats{Ignored: map[string]int{}, Converted: map[string]int{}, Unconverted: map[string]int{}}
+	return &Stats{Ignored: map[string]int{}, Converted: map[string]int{}, Unconverted: map[string]int{}, OtherNamespaces: map[string]bool{}}
 }
 
 // InputError is broken input: the file (or "-"), the document (1-based; 0

@@ -271,6 +271,15 @@ func (t *tree) finish(p string) error {
 		t.d.stats.NotObjects += len(t.pending)
 	}
 	if t.d.header == nil && t.d.b.Empty() {
+		if t.d.ns != "" && t.d.stats.OutOfScope > 0 {
+			// Everything is in other namespaces: -n has a typo, or names
+			// a namespace the capture does not hold.
+			held := slices.Sorted(maps.Keys(t.d.stats.OtherNamespaces))
+			if len(held) > 3 {
+				held = append(held[:3:3], "...")
+			}
+			return &InputError{File: p, Msg: fmt.Sprintf("holds nothing in namespace %q: its objects are in %s", t.d.ns, strings.Join(held, ", "))}
+		}
 		return &InputError{File: p, Msg: "holds no Kubernetes objects"}
 	}
 	return nil

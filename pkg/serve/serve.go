@@ -333,7 +333,7 @@ func Describe(sc Scan) string {
 		if sc.Err != nil {
 			msg = sc.Err.Error()
 		}
-		return fmt.Sprintf("%s: scan failed, keeping the previous report: %s; %s", name, strings.ReplaceAll(msg, "\n", " "), cost)
+		return fmt.Sprintf("%s: scan failed (the last report, if any, is still served): %s; %s", name, strings.ReplaceAll(msg, "\n", " "), cost)
 	}
 	s := sc.Report.Summary
 	state := "complete"
