@@ -313,9 +313,14 @@ func reportStorm(p *doctor.Pass, g *stormGroup, bareNS string) {
 	if g.count >= stormCritical || (ongoing && g.rate() >= stormRatePerMin) {
 		sev = doctor.Critical
 	}
-	span := human(g.newest.Sub(g.first))
-	msg := fmt.Sprintf("%s rejected by the kubelet (%s)%s in %s (~%.0f pods/min), newest %s ago",
-		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), span, g.rate(), human(p.Now.Sub(g.newest)))
+	// Under a minute (or pods stamped the same second, as a capture may
+	// hold them) a rate per minute says nothing the count does not.
+	when := fmt.Sprintf("in %s (~%.0f pods/min)", human(g.newest.Sub(g.first)), g.rate())
+	if g.newest.Sub(g.first) < time.Minute {
+		when = "within a minute"
+	}
+	msg := fmt.Sprintf("%s rejected by the kubelet (%s)%s %s, newest %s ago",
+		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), when, human(p.Now.Sub(g.newest)))
 	var rem []doctor.Remediation
 	ns := bareNS
 	if g.owner != nil {

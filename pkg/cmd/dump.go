@@ -95,6 +95,11 @@ func (o *DumpOptions) Validate() error {
 	if o.Output == "" {
 		return usageError("--output is required: a file name (.gz to compress) or - for stdout")
 	}
+	if o.Output != "-" {
+		if err := writableFile(o.Output); err != nil {
+			return usageError("--output: %v", err)
+		}
+	}
 	return couldNotRun(o.cluster.Validate())
 }
 

@@ -73,8 +73,9 @@ func couldNotRun(err error) error {
 	return &exitError{Code: ExitError, Err: err}
 }
 
-// useColor follows the NO_COLOR convention (no-color.org) and only colours terminals.
+// useColor follows the NO_COLOR convention (no-color.org), leaves TERM=dumb
+// terminals plain and only colours terminals.
 func useColor(w io.Writer) bool {
 	_, noColor := os.LookupEnv("NO_COLOR")
-	return !noColor && connect.IsTerminal(w)
+	return !noColor && os.Getenv("TERM") != "dumb" && connect.IsTerminal(w)
 }

@@ -134,3 +134,21 @@ func TestFromMissingNamespace(t *testing.T) {
 		t.Errorf("an empty namespace the capture holds: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestOutputPathsCheckedFirst: --write-baseline and dump -o naming a path
+// that cannot be written are usage errors before anything is read.
+func TestOutputPathsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--from", podsAndReplicaSets, "--write-baseline", filepath.Join(dir, "missing", "b.yaml")},
+		{"--from", podsAndReplicaSets, "--write-baseline", dir},
+		{"dump", "-o", dir},
+		{"dump", "-o", filepath.Join(dir, "missing", "d.yaml")},
+	} {
+		streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+		code := Execute(context.Background(), streams, args)
+		if code != ExitError || out.Len() != 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), dir) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}

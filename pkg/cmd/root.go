@@ -65,6 +65,7 @@ exits 2 naming the file.
   kubectl doctor --from support-bundle.tar.gz
   kubectl cluster-info dump --all-namespaces | kubectl doctor --from -`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl doctor"},
+		Version:       versionString(),
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -87,6 +88,7 @@ exits 2 naming the file.
 		return &exitError{Code: ExitError, Err: err}
 	})
 	scan.AddFlags(root)
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.AddCommand(
 		newChecksCommand(streams),
 		newExplainCommand(streams),

@@ -3,6 +3,8 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -119,6 +121,12 @@ func (o *ciOptions) selectChecks(only, skip []string) ([]*doctor.Check, error) {
 			return nil, usageError("--baseline: %v", err)
 		}
 	}
+	if o.WriteBaseline != "" {
+		// Found out before the scan, not after it.
+		if err := writableFile(o.WriteBaseline); err != nil {
+			return nil, usageError("--write-baseline: %v", err)
+		}
+	}
 	selected, err := doctor.Select(all, only, skip)
 	if err != nil {
 		return nil, usageError("--check/--skip: %v", err)
@@ -209,6 +217,23 @@ func (o *ciOptions) writeBaseline(r *doctor.Report) error {
 	}
 	if err := baseline.Write(o.WriteBaseline, r); err != nil {
 		return fmt.Errorf("--write-baseline %s: %w", o.WriteBaseline, err)
+	}
+	return nil
+}
+
+// writableFile says why path cannot be written as a file (a directory, a
+// parent that does not exist or is no directory), nil when it can be.
+func writableFile(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("%s: no such directory", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ type ServeOptions struct {
 func NewServeOptions(streams genericiooptions.IOStreams, cluster *connect.Options) *ServeOptions {
 	return &ServeOptions{
 		scan:     &ScanOptions{cluster: cluster, Output: "json", FailOn: "never", fleet: fleetOptions{Parallel: defaultParallel()}, IOStreams: streams},
-		Interval: 5 * time.Minute, Listen: ":8080", ShutdownGrace: 5 * time.Second, IOStreams: streams,
+		Interval: 5 * time.Minute, Listen: "127.0.0.1:8080", ShutdownGrace: 5 * time.Second, IOStreams: streams,
 	}
 }
 
@@ -84,7 +84,7 @@ gracefully. deploy/ holds the manifests ('kubectl apply -k deploy').`,
 func (o *ServeOptions) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "Time between the start of two scans")
-	fs.StringVar(&o.Listen, "listen", o.Listen, "Address to serve /metrics, /report, /healthz and /readyz on")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "Address to serve /metrics, /report, /healthz and /readyz on (the default answers this machine only: /report names objects; in a pod, --listen=:8080)")
 	fs.StringSliceVar(&o.scan.Only, "check", nil, "Run only these checks")
 	fs.StringSliceVar(&o.scan.Skip, "skip", nil, "Do not run these checks")
 	o.scan.ci.addFlag(fs)

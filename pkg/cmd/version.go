@@ -21,10 +21,45 @@ func versionString() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
+	// A build from a git checkout: its commit, as go build records it.
+	var rev, modified string
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			rev = st.Value
+		case "vcs.modified":
+			modified = st.Value
+		}
+	}
+	if len(rev) >= 12 {
+		v := "dev-" + rev[:12]
+		if modified == "true" {
+			v += "-dirty"
+		}
+		return v
+	}
 	return "dev"
+}
+
+// versionLine is what `version` and `--version` print: the version, and
+// the commit and date of a release build.
+func versionLine() string {
+	line := "kubectl-doctor " + versionString()
+	if commit != "" {
+		line += " (" + commit
+		if date != "" {
+			line += ", " + date
+		}
+		line += ")"
+	}
+	return line
 }
 
 // userAgent is how the API server's logs name kubectl-doctor.
@@ -49,14 +84,6 @@ func newVersionCommand(streams genericiooptions.IOStreams) *cobra.Command {
 
 // Run prints the version, and the commit and date of a release build.
 func (o *VersionOptions) Run(_ context.Context) error {
-	line := "kubectl-doctor " + versionString()
-	if commit != "" {
-		line += " (" + commit
-		if date != "" {
-			line += ", " + date
-		}
-		line += ")"
-	}
-	_, err := fmt.Fprintln(o.Out, line)
+	_, err := fmt.Fprintln(o.Out, versionLine())
 	return err
 }

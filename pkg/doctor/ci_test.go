@@ -1,6 +1,9 @@
 package doctor
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFingerprintIsStableAcrossScans(t *testing.T) {
 	base := Finding{Check: "pod-storm", Severity: Warning, Object: ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web"},
@@ -51,5 +54,18 @@ func TestKnownFindingsDoNotFail(t *testing.T) {
 	r := &Report{Findings: []Finding{{Severity: Critical, Baseline: BaselineKnown}, {Severity: Info, Baseline: BaselineNew}}}
 	if r.Fails(Warning) || !r.Fails(Info) || r.Worst() != Info {
 		t.Errorf("worst %s", r.Worst())
+	}
+}
+
+// TestCoverageLineNeverAllClearWhenNothingRan: a report whose checks were
+// all skipped does not begin "No problems found".
+func TestCoverageLineNeverAllClearWhenNothingRan(t *testing.T) {
+	r := &Report{Checks: []CheckResult{{Name: "node-health", Status: StatusSkipped}, {Name: "pod-storm", Status: StatusSkipped}}}
+	if got := r.CoverageLine(); !strings.HasPrefix(got, "Nothing checked; 2 not run") || strings.Contains(got, "No problems") {
+		t.Errorf("coverage line %q", got)
+	}
+	r.Checks[0].Status = StatusPassed
+	if got := r.CoverageLine(); !strings.HasPrefix(got, "No problems found by 1 check; 1 not run") {
+		t.Errorf("coverage line %q", got)
 	}
 }

@@ -116,6 +116,9 @@ func (r *Report) CoverageLine() string {
 	switch {
 	case r.Error != "":
 		return "No check ran: " + r.Error
+	case ran == 0 && len(r.Findings) == 0:
+		// Never an all-clear when nothing was checked.
+		verdict = "Nothing checked"
 	case len(r.Findings) == 0:
 		verdict = "No problems found"
 	case open == 0:
@@ -126,6 +129,9 @@ func (r *Report) CoverageLine() string {
 		verdict = Plural(len(r.Findings), "problem", "problems") + " found"
 	}
 	line := fmt.Sprintf("%s by %s", verdict, Plural(ran, "check", "checks"))
+	if ran == 0 && len(r.Findings) == 0 {
+		line = verdict
+	}
 	if len(notRun)+len(partial)+len(disabled) == 0 {
 		return line + "; every check ran with all its data."
 	}

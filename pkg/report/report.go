@@ -178,7 +178,7 @@ func table(w io.Writer, r *doctor.Report, o Options) error {
 	if o.Format == "wide" {
 		fmt.Fprintf(&b, "\ncluster %s (%s)\n", Esc(r.Cluster.Server), Esc(r.Cluster.Version))
 		for _, c := range r.Checks {
-			fmt.Fprintf(&b, "  %-8s %-28s %d findings%s\n", statusWord(c), c.Name, c.Findings, missingText(c))
+			fmt.Fprintf(&b, "  %-8s %-28s %s%s\n", statusWord(c), c.Name, doctor.Plural(c.Findings, "finding", "findings"), missingText(c))
 		}
 	}
 	if len(r.Findings) > 0 || o.Format == "wide" || r.Summary.Skipped+r.Summary.Errors > 0 || len(r.Suppressed)+len(r.ExpiredIgnores) > 0 {

@@ -173,7 +173,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("/report", s.serveReport)
+	mux.HandleFunc("GET /report", s.serveReport)
 	return mux
 }
 

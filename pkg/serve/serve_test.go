@@ -57,6 +57,12 @@ kubectl_doctor_finding{cause="",check="pod-storm",cluster="prod",kind="Deploymen
 	if !strings.Contains(body, `"kind": "Report"`) || !strings.Contains(body, `"name": "web"`) || hdr.Get("X-Kubectl-Doctor-Stale") != "" {
 		t.Errorf("/report: %s %v", body, hdr)
 	}
+	// /report is read-only.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/report", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /report: %d, want 405", rec.Code)
+	}
 
 	// A failed scan keeps the findings and says they are stale.
 	s.Record(Scan{Cluster: "prod", Err: errors.New("cannot reach the API server"), Started: time.Now(), Duration: time.Second, Requests: 1, Errors: 1})

@@ -180,6 +180,9 @@ func (l *loader) classifyReadError(ctx context.Context, r Resource, err error, b
 }
 
 func roundSeconds(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
 	if d < 10*time.Second {
 		return d.Round(100 * time.Millisecond)
 	}
