@@ -132,6 +132,10 @@ func (r *Report) CoverageLine() string {
 	if ran == 0 && len(r.Findings) == 0 {
 		line = verdict
 	}
+	if n := r.OutsideNamespace; n > 0 {
+		line += fmt.Sprintf(" (and %s on cluster-wide objects this namespace does not depend on, left out: scan without -n to see %s)",
+			Plural(n, "problem", "problems"), map[bool]string{true: "it", false: "them"}[n == 1])
+	}
 	if len(notRun)+len(partial)+len(disabled) == 0 {
 		return line + "; every check ran with all its data."
 	}

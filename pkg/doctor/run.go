@@ -104,7 +104,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, checks []*Check, now time
 	for _, fs := range findings {
 		r.Findings = append(r.Findings, fs...)
 	}
-	r.Findings = scopeNodes(Fold(r.Findings), snap)
+	r.Findings, r.OutsideNamespace = scopeNamespace(Fold(r.Findings), snap)
 	r.sort()
 	r.disambiguateFingerprints()
 	r.tally()
@@ -279,6 +279,10 @@ type Report struct {
 	// Error is why the scan could not run at all (FailedReport): the
 	// kubeconfig, the cluster or the --from input. No check ran.
 	Error string `json:"error,omitempty"`
+	// OutsideNamespace counts, in a scan of one namespace (-n), the
+	// findings on cluster-scoped objects that namespace does not depend on,
+	// left out of the report (a scan without -n shows them).
+	OutsideNamespace int `json:"outsideNamespace,omitempty"`
 
 	Config         string          `json:"config,omitempty"`
 	Suppressed     []Finding       `json:"suppressed,omitempty"`
@@ -548,39 +552,92 @@ func Fold(fs []Finding) []Finding {
 	return out
 }
 
-// scopeNodes keeps, in a scan of one namespace (-n), the findings on nodes
-// that run or were meant to run a pod of that namespace: a node outage
-// elsewhere is not this namespace's problem, and a namespace's CI gate must
-// not fail on it. A grouped finding stays when one of its nodes does.
-// Cluster-wide scans keep everything.
-func scopeNodes(fs []Finding, snap *snapshot.Snapshot) []Finding {
-	if snap.Namespace == "" || snap.Err(snapshot.Pods) != nil {
-		return fs
+// scopeNamespace keeps, in a scan of one namespace (-n), the findings on
+// that namespace's objects and on the cluster-scoped objects it depends on:
+// the nodes that run or were meant to run its pods, its Namespace object,
+// the PersistentVolumes its claims bind, the ClusterRoleBindings of its
+// ServiceAccounts, and any cluster-scoped object whose finding explains
+// one of this scan's (an APIService behind its HPAs, a webhook that blocks
+// its pods). Checks that judge webhooks, ClusterIssuers and
+// ClusterSecretStores scope them themselves. Anything else cluster-wide (a
+// node outage elsewhere, the API server's metrics) is not this namespace's
+// problem and must not fail its CI gate: it is left out and counted, and
+// the report says so. Cluster-wide scans keep everything.
+func scopeNamespace(fs []Finding, snap *snapshot.Snapshot) ([]Finding, int) {
+	ns := snap.Namespace
+	if ns == "" {
+		return fs, 0
 	}
-	used := map[string]bool{}
+	nodes := map[string]bool{}
+	podsKnown := snap.Err(snapshot.Pods) == nil
 	for _, p := range snap.Pods() {
 		if p.Spec.NodeName != "" {
-			used[p.Spec.NodeName] = true
+			nodes[p.Spec.NodeName] = true
 		}
 		if n := p.Status.NominatedNodeName; n != "" {
-			used[n] = true
+			nodes[n] = true
 		}
 	}
-	out := fs[:0:0]
-	for _, f := range fs {
-		if f.Object.Kind != "Node" {
-			out = append(out, f)
-			continue
+	related := func(o ObjectRef) (keep, known bool) {
+		switch o.Kind {
+		case "Node":
+			return nodes[o.Name], podsKnown
+		case "Namespace":
+			return o.Name == ns, true
+		case "PersistentVolume":
+			if snap.Err(snapshot.PersistentVolumes) != nil {
+				return true, false
+			}
+			for _, pv := range snap.PersistentVolumes() {
+				if pv.Name == o.Name {
+					return pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == ns, true
+				}
+			}
+			return false, true
+		case "ClusterRoleBinding":
+			if snap.Err(snapshot.ClusterRoleBindings) != nil {
+				return true, false
+			}
+			for _, b := range snap.ClusterRoleBindings() {
+				if b.Name == o.Name {
+					for _, sub := range b.Subjects {
+						if sub.Namespace == ns {
+							return true, true
+						}
+					}
+					return false, true
+				}
+			}
+			return false, true
+		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ClusterIssuer", "ClusterSecretStore":
+			return true, true
 		}
-		// A node finding that explains findings of this scan stays: they
-		// are this namespace's.
-		keep := used[f.Object.Name] || len(f.Explains) > 0
+		return false, true
+	}
+	out := fs[:0:0]
+	outside := 0
+	for _, f := range fs {
+		keep := f.Object.Namespace != "" || len(f.Explains) > 0
+		if !keep {
+			k, known := related(f.Object)
+			keep = k || !known
+		}
 		for _, m := range f.Members {
-			keep = keep || m.Kind == "Node" && used[m.Name]
+			if keep {
+				break
+			}
+			if m.Namespace == ns {
+				keep = true
+			} else if m.Namespace == "" {
+				k, _ := related(m)
+				keep = k
+			}
 		}
 		if keep {
 			out = append(out, f)
+		} else {
+			outside++
 		}
 	}
-	return out
+	return out, outside
 }

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -404,6 +406,61 @@ func TestScopedScanKeepsItsNodes(t *testing.T) {
 		}
 		if strings.Join(got, " ") != want {
 			t.Errorf("-n %q: findings on %v, want %s", scope, got, want)
+		}
+	}
+}
+
+// TestScopedScanLeavesOutOtherClusterWideFindings: in a scan of one
+// namespace, a finding on a cluster-scoped object stays when the namespace
+// depends on it (its PersistentVolume, a ClusterRoleBinding of its
+// ServiceAccount, its Namespace, an object whose finding explains one of
+// its own); others are left out and counted, and the coverage line says so.
+func TestScopedScanLeavesOutOtherClusterWideFindings(t *testing.T) {
+	objs := []runtime.Object{
+		&corev1.PersistentVolume{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolume"}, ObjectMeta: metav1.ObjectMeta{Name: "pv-shop"},
+			Spec: corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "shop", Name: "data"}}},
+		&corev1.PersistentVolume{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PersistentVolume"}, ObjectMeta: metav1.ObjectMeta{Name: "pv-other"},
+			Spec: corev1.PersistentVolumeSpec{ClaimRef: &corev1.ObjectReference{Namespace: "billing", Name: "data"}}},
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: "shop-reader"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "shop", Name: "web"}}},
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: "billing-reader"},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "billing", Name: "api"}}},
+	}
+	on := func(kind, name string, explains ...string) func(*doctor.Pass) error {
+		return func(p *doctor.Pass) error {
+			p.Report(doctor.Finding{Severity: doctor.Warning, Object: doctor.ObjectRef{Kind: kind, Name: name}, Message: kind + " " + name, Explains: explains})
+			return nil
+		}
+	}
+	cs := []*doctor.Check{
+		check("a", on("PersistentVolume", "pv-shop")), check("b", on("PersistentVolume", "pv-other")),
+		check("c", on("ClusterRoleBinding", "shop-reader")), check("d", on("ClusterRoleBinding", "billing-reader")),
+		check("e", on("APIService", "v1beta1.metrics.k8s.io")), check("f", on("APIService", "v1.custom.example.com", "x shop/HorizontalPodAutoscaler/web: no metrics")),
+		check("g", on("Metrics", "apiserver")), check("h", on("Namespace", "shop")), check("i", on("Namespace", "billing")),
+	}
+	cs[0].Reads = []snapshot.Resource{snapshot.PersistentVolumes}
+	cs[2].Reads = []snapshot.Resource{snapshot.ClusterRoleBindings}
+	for _, scope := range []string{"", "shop"} {
+		s, err := snapshot.FromObjects(objs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Namespace = scope
+		r := doctor.Run(context.Background(), s, cs, time.Now())
+		var got []string
+		for _, f := range r.Findings {
+			got = append(got, f.Object.Name)
+		}
+		sort.Strings(got)
+		want, outside := "apiserver billing billing-reader pv-other pv-shop shop shop-reader v1.custom.example.com v1beta1.metrics.k8s.io", 0
+		if scope != "" {
+			want, outside = "pv-shop shop shop-reader v1.custom.example.com", 5
+		}
+		if strings.Join(got, " ") != want || r.OutsideNamespace != outside {
+			t.Errorf("-n %q: findings on %v (%d left out), want %s (%d)", scope, got, r.OutsideNamespace, want, outside)
+		}
+		if line := r.CoverageLine(); (outside > 0) != strings.Contains(line, "(and 5 problems on cluster-wide objects this namespace does not depend on, left out: scan without -n to see them)") {
+			t.Errorf("-n %q: coverage line %q", scope, line)
 		}
 	}
 }
