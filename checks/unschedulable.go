@@ -271,7 +271,14 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 		if ported > 3 {
 			msg += fmt.Sprintf("; and on %s the host ports it asks for are held too", doctor.Plural(ported-3, "more node", "more nodes"))
 		}
-		if n, nodes := selfAntiAffinity(p, g.oldest, f); n > nodes {
+		if n, nodes, port := siblingHostPorts(p, g, f, len(unexplained) == 0); n > nodes {
+			// Every node that could take it has the port held by a
+			// replica of the same workload: moving one only moves the
+			// conflict. One replica per node is the limit.
+			g.spreadPods, g.spreadNodes = n, nodes
+			msg += fmt.Sprintf("; host port %s allows one of these pods per node, and every node that could take one already runs one: %d want one and it may run on %s (the others are cordoned, tainted or excluded by its selector)",
+				port, n, doctor.Plural(nodes, "node", "nodes"))
+		} else if n, nodes := selfAntiAffinity(p, g.oldest, f); n > nodes {
 			g.spreadPods, g.spreadNodes = n, nodes
 			msg += fmt.Sprintf("; its required pod anti-affinity (topologyKey %s) allows one of these pods per node: %d want one and it may run on %s (the others are cordoned, tainted or excluded by its selector)",
 				corev1.LabelHostname, n, doctor.Plural(nodes, "node", "nodes"))
@@ -318,6 +325,9 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
 	if g.spreadPods > 0 {
 		text := "run no more replicas than nodes that can take one, make the anti-affinity preferred (preferredDuringSchedulingIgnoredDuringExecution), or add nodes"
+		if len(g.portHolders) > 0 {
+			text = "run no more replicas than nodes that can take one (or run it as a DaemonSet), drop hostPort (a Service reaches the pods without one), or add nodes"
+		}
 		if g.owner != nil && g.spreadNodes > 0 && (g.owner.Ref.Kind == "Deployment" || g.owner.Ref.Kind == "StatefulSet") {
 			return append(rem, doctor.Remediation{Text: text, Command: fmt.Sprintf("kubectl scale %s -n %s --replicas=%d", g.owner.KindName(), g.ns, g.spreadNodes)})
 		}
@@ -496,6 +506,37 @@ func hostPortWords(held []kube.HostPortHolder) string {
 // namespace that term selects and are not finished, and the nodes that
 // could take one of them: nodes it matches, uncordoned, with no taint it
 // does not tolerate. Zeros when the pod has no such term.
+// siblingHostPorts: when every node the pod otherwise fits has its host
+// port held by pods of the pod's own workload (and no node is left
+// unexplained), the replicas of that workload wanting a node, the nodes
+// that could take one, and the port.
+func siblingHostPorts(p *doctor.Pass, g *unschedGroup, f *kube.Fit, allExplained bool) (pods, nodes int, port string) {
+	if g.owner == nil || len(g.portHolders) == 0 || !allExplained {
+		return 0, 0, ""
+	}
+	own := kube.OwnersOf(p.Snapshot)
+	for _, h := range g.portHolders {
+		if w, ok := own.Top(h.Pod); !ok || w.Ref != g.owner.Ref {
+			return 0, 0, ""
+		}
+	}
+	for _, other := range p.Snapshot.Pods() {
+		if other.Namespace != g.ns || kube.Terminal(other) || other.DeletionTimestamp != nil {
+			continue
+		}
+		if w, ok := own.Top(other); ok && w.Ref == g.owner.Ref {
+			pods++
+		}
+	}
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if !n.SelectorMismatch && !n.Cordoned && len(n.Taints) == 0 {
+			nodes++
+		}
+	}
+	return pods, nodes, g.portHolders[0].Port.String()
+}
+
 func selfAntiAffinity(p *doctor.Pass, pod *corev1.Pod, f *kube.Fit) (pods, nodes int) {
 	a := pod.Spec.Affinity
 	if a == nil || a.PodAntiAffinity == nil {
