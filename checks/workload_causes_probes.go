@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/kube"
@@ -152,6 +153,11 @@ func probeRemediation(p *doctor.Pass, g *kube.OwnerProblem, container string) []
 			g.Owner.KindName(), g.Owner.Ref.Namespace, g.Owner.SpecPath, idx, field, what, value)
 	}
 	timeout := max(pr.TimeoutSeconds, 1)
+	if failure != nil && strings.Contains(failure.Message, "connection refused") {
+		if r, ok := undeclaredProbePort(g, idx, kind, pr); ok {
+			return []doctor.Remediation{r}
+		}
+	}
 	switch {
 	case failure != nil && probeTimedOut.MatchString(failure.Message):
 		return []doctor.Remediation{{
@@ -170,6 +176,52 @@ func probeRemediation(p *doctor.Pass, g *kube.OwnerProblem, container string) []
 			Command: patch("failureThreshold", 3*threshold)}}
 	}
 	return nil
+}
+
+// undeclaredProbePort: a probe refused on a port number the container
+// does not declare, when it declares others, most likely probes the wrong
+// port (a port changed in the app, not in the probe). The fix points the
+// probe at the declared port: the only one, or the one named like a health
+// or HTTP port.
+func undeclaredProbePort(g *kube.OwnerProblem, idx int, kind string, pr *corev1.Probe) (doctor.Remediation, bool) {
+	c := &g.Owner.Spec.Containers[idx]
+	var port intstr.IntOrString
+	var field string
+	switch {
+	case pr.HTTPGet != nil:
+		port, field = pr.HTTPGet.Port, "httpGet"
+	case pr.TCPSocket != nil:
+		port, field = pr.TCPSocket.Port, "tcpSocket"
+	default:
+		return doctor.Remediation{}, false
+	}
+	if port.Type != intstr.Int || len(c.Ports) == 0 {
+		return doctor.Remediation{}, false
+	}
+	var declared []string
+	var to *corev1.ContainerPort
+	for i := range c.Ports {
+		cp := &c.Ports[i]
+		if cp.ContainerPort == port.IntVal {
+			return doctor.Remediation{}, false
+		}
+		name := fmt.Sprint(cp.ContainerPort)
+		if cp.Name != "" {
+			name = cp.Name + "=" + name
+		}
+		declared = append(declared, name)
+		if len(c.Ports) == 1 || to == nil && (strings.Contains(cp.Name, "health") || cp.Name == "http") {
+			to = cp
+		}
+	}
+	text := fmt.Sprintf("the %s probe connects to port %d, which container %s does not declare (it declares %s), and is refused: point the probe at the port the app listens on",
+		kind, port.IntVal, c.Name, strings.Join(declared, ", "))
+	if to == nil {
+		return doctor.Remediation{Text: text, Command: fmt.Sprintf("kubectl edit %s -n %s", g.Owner.KindName(), g.Owner.Ref.Namespace)}, true
+	}
+	return doctor.Remediation{Text: text,
+		Command: fmt.Sprintf(`kubectl patch %s -n %s --type=json -p '[{"op":"replace","path":"%s/containers/%d/%sProbe/%s/port","value":%d}]'`,
+			g.Owner.KindName(), g.Owner.Ref.Namespace, g.Owner.SpecPath, idx, kind, field, to.ContainerPort)}, true
 }
 
 // readinessFailure quotes the newest readiness probe failure of the group.

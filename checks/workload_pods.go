@@ -234,9 +234,10 @@ or 127 from a shell is a program of its script not found or not executable
 container the kubelet kills after failed probes, fix the probe where it is
 the probe's own limit: a liveness or startup probe that times out gets a
 longer ` + "`timeoutSeconds`" + `, a startup probe that gives up before the
-application is up a wider ` + "`failureThreshold`" + ` (a ` + "`kubectl patch`" + ` of the
-owner's template at the container's index; not for a probe a webhook
-injected into the pod); raise the memory
+application is up a wider ` + "`failureThreshold`" + `, a probe refused on a port
+number the container does not declare (when it declares others) the declared
+port (a ` + "`kubectl patch`" + ` of the owner's template at the container's index; not
+for a probe a webhook injected into the pod); raise the memory
 limit of OOM-killed containers (` + "`kubectl set resources`" + `); fix the image
 reference or the pull secret; create the missing ConfigMap or Secret (or, for a volume whose items[] names a key
 its ConfigMap or Secret lacks, fix the key: the remediation prints the volume); roll
