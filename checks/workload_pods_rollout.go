@@ -111,6 +111,11 @@ func reportStuck(p *doctor.Pass, d *appsv1.Deployment, c *appsv1.DeploymentCondi
 		}
 		slices.Sort(conds)
 		ev = evidence(p, refs, pods, slices.Compact(conds))
+		if len(pods) > 0 {
+			// describe deployment shows no pod event: the new pod's do.
+			rem = append(rem, doctor.Remediation{Text: "see the events and probes of a new pod that is not ready",
+				Command: fmt.Sprintf("kubectl describe pod %s -n %s", pods[0].Name, d.Namespace)})
+		}
 	}
 	f := doctor.Finding{Severity: sev, Object: kube.Ref("apps/v1", "Deployment", d), Message: msg, Count: count, Cause: "stuck-rollout", Remediation: rem, Evidence: ev}
 	if g == nil {
