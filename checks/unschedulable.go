@@ -323,6 +323,13 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 	}
 	rem := []doctor.Remediation{{Text: "read the scheduler's events for the pod",
 		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
+	if strings.Contains(g.verdict, "topology spread constraints") && len(pod.Spec.TopologySpreadConstraints) > 0 {
+		// The scheduler refused nodes with room to keep the spread: the
+		// constraint, not capacity, is what to change (or the capacity
+		// of the domain it asks for).
+		rem = append(rem, doctor.Remediation{Text: "its topologySpreadConstraints (whenUnsatisfiable: DoNotSchedule) keep it off nodes that have room: allow more skew (maxSkew), use whenUnsatisfiable: ScheduleAnyway, or add room in the zone or node the spread asks for",
+			Command: fmt.Sprintf("kubectl get %s -n %s -o jsonpath='{..topologySpreadConstraints}'", ownerOrPod(g), pod.Namespace)})
+	}
 	if g.spreadPods > 0 {
 		text := "run no more replicas than nodes that can take one, make the anti-affinity preferred (preferredDuringSchedulingIgnoredDuringExecution), or add nodes"
 		if len(g.portHolders) > 0 {
@@ -382,16 +389,19 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 			if len(pod.Spec.Containers) > 1 {
 				c += " -c " + pod.Spec.Containers[0].Name
 			}
+			text := "lower the requests to what a node can hold (the values shown are the largest node's allocatable: choose what the workload really needs)"
 			if len(sets) == 0 {
+				// The current requests are what does not fit: the
+				// command asks for less than them, never repeats them.
+				text = "lower the requests to what a node can hold (choose what the workload really needs)"
 				for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 					if q, ok := pod.Spec.Containers[0].Resources.Requests[r]; ok && short[r] {
-						sets = append(sets, fmt.Sprintf("%s=%s", r, q.String()))
+						sets = append(sets, fmt.Sprintf("%s=<less than %s>", r, q.String()))
 					}
 				}
 			}
 			if len(sets) > 0 {
-				rem = append(rem, doctor.Remediation{Text: "lower the requests to what a node can hold (the values shown are the current requests or the largest node's allocatable: choose what the workload really needs)",
-					Command: c + " --requests=" + strings.Join(sets, ",")})
+				rem = append(rem, doctor.Remediation{Text: text, Command: c + " --requests=" + strings.Join(sets, ",")})
 			}
 		}
 		if len(shortNodes) > 0 {
