@@ -127,3 +127,31 @@ func TestUnauthorizedIsNotUnreachable(t *testing.T) {
 		t.Errorf("LoadAll with the credentials rejected: %v", err)
 	}
 }
+
+// TestCostCountsNotFoundAsAnswered: the 404 of an add-on kind the cluster
+// does not serve is an answer, not an error; a 403 or a 500 is.
+func TestCostCountsNotFoundAsAnswered(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/version":
+			_, _ = w.Write([]byte(`{"gitVersion":"v1.37.2"}`))
+		case "/apis/cert-manager.io/v1/certificates":
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+		default:
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+		}
+	}))
+	defer srv.Close()
+	o := New("test")
+	o.Config = &rest.Config{Host: srv.URL}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _ = o.LoadAll(ctx, io.Discard, snapshot.Certificates, snapshot.Nodes)
+	// The nodes read is a watch-list, then a LIST: both refused.
+	if c := o.Cost(); c.Requests != 4 || c.Errors != 2 {
+		t.Errorf("cost %+v: want 4 requests (/version, certificates 404, nodes 403 twice), 2 errors", c)
+	}
+}

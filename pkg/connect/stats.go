@@ -3,6 +3,7 @@ package connect
 import (
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -103,7 +104,11 @@ func (o *Options) Cost() Cost {
 	for _, q := range o.stats.Requests() {
 		c.Requests++
 		c.Bytes += q.Bytes
-		if q.Status >= 400 || q.Status == 0 {
+		// A 404 is an answer, not a failure: the LIST of an add-on's kind
+		// (cert-manager, Argo CD, ...) the cluster does not serve. Counted
+		// as an error, it would fire an alert on every healthy cluster
+		// without that add-on.
+		if q.Status >= 400 && q.Status != http.StatusNotFound || q.Status == 0 {
 			c.Errors++
 		}
 	}

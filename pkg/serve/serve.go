@@ -33,7 +33,7 @@ type Scan struct {
 	Started  time.Time
 	Duration time.Duration
 	// Requests counts HTTP requests sent (retries included), Errors those
-	// answered with a status of 400 or more or not answered at all, Bytes
+	// answered with a status of 400 or more (but 404) or not answered at all, Bytes
 	// the response bodies received.
 	Requests, Errors int
 	Bytes            int64
@@ -98,7 +98,7 @@ func New(names []string, fleet bool) *Server {
 	}, []string{"cluster"})
 	s.errTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "apiserver_request_errors_total",
-		Help: "Requests of all scans answered with a status of 400 or more, or not answered.",
+		Help: "Requests of all scans answered with a status of 400 or more (but 404: the LIST of an add-on kind the cluster does not serve), or not answered.",
 	}, []string{"cluster"})
 	s.registry.MustRegister(s.duration, s.scans, s.reqTotal, s.errTotal, (*stateCollector)(s),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -246,7 +246,7 @@ var (
 	reqDesc = prometheus.NewDesc(Namespace+"_last_scan_apiserver_requests",
 		"HTTP requests the last scan sent to the API server, retries included.", []string{"cluster"}, nil)
 	errDesc = prometheus.NewDesc(Namespace+"_last_scan_apiserver_request_errors",
-		"Requests of the last scan answered with a status of 400 or more, or not answered.", []string{"cluster"}, nil)
+		"Requests of the last scan answered with a status of 400 or more (but 404: the LIST of an add-on kind the cluster does not serve), or not answered.", []string{"cluster"}, nil)
 	bytesDesc = prometheus.NewDesc(Namespace+"_last_scan_apiserver_response_bytes",
 		"Response body bytes the last scan received from the API server.", []string{"cluster"}, nil)
 )

@@ -77,7 +77,7 @@ kubectl_doctor_last_scan_complete{cluster="prod"} 0
 # TYPE kubectl_doctor_scans_total counter
 kubectl_doctor_scans_total{cluster="prod",result="complete"} 1
 kubectl_doctor_scans_total{cluster="prod",result="failed"} 1
-# HELP kubectl_doctor_apiserver_request_errors_total Requests of all scans answered with a status of 400 or more, or not answered.
+# HELP kubectl_doctor_apiserver_request_errors_total Requests of all scans answered with a status of 400 or more (but 404: the LIST of an add-on kind the cluster does not serve), or not answered.
 # TYPE kubectl_doctor_apiserver_request_errors_total counter
 kubectl_doctor_apiserver_request_errors_total{cluster="prod"} 1
 `
