@@ -43,7 +43,7 @@ certificate it signs at once.
 ## How it is detected
 From one LIST of ` + "`certificates.cert-manager.io`" + ` (and, when readable, of
 ` + "`issuers`" + `, ` + "`clusterissuers`" + ` and Ingresses; a cluster without cert-manager answers
-404 and the check passes). For each Certificate, from its status:
+404: the check passes with nothing to judge, and its reason and the report's last line say the add-on is not installed). For each Certificate, from its status:
 - ` + "`notAfter`" + ` in the past: **critical**, the certificate in its Secret has expired;
 - ` + "`Ready=False`" + ` for 10 minutes or more: never issued (no ` + "`notAfter`" + `) or not
   matching its spec; warning;

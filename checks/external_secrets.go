@@ -38,7 +38,7 @@ From one LIST of ` + "`externalsecrets.external-secrets.io`" + ` v1 (served sinc
 older ESO serves only v1beta1 and is not read live, while captures of
 v1beta1 objects are;
 and, when readable, of ` + "`secretstores`" + ` and ` + "`clustersecretstores`" + `; a cluster without
-ESO answers 404 and the check passes). An ExternalSecret with ` + "`Ready=False`" + ` for
+ESO answers 404 and the check passes with nothing to judge, its reason says so). An ExternalSecret with ` + "`Ready=False`" + ` for
 10 minutes is reported with ESO's reason and message (the provider's error),
 and whether its target Secret was ever written (` + "`status.refreshTime`" + `: the
 values are those of the last sync, so many hours old) or never was. An

@@ -40,7 +40,7 @@ their objects; a ` + "`kubectl get pods`" + ` shows nothing wrong.
 ## How it is detected
 From one LIST of ` + "`applications.argoproj.io`" + ` (and, when served and readable, of
 ` + "`kustomizations.kustomize.toolkit.fluxcd.io`" + ` v1 and ` + "`helmreleases.helm.toolkit.fluxcd.io`" + `
-v2; a cluster without Argo CD or Flux answers 404 and the check passes; Flux
+v2; a cluster without Argo CD or Flux answers 404 and the check passes with nothing to judge (its reason says so); Flux
 releases older than 2.3, which serve HelmReleases only as v2beta1/v2beta2, are
 not read live; captures of v2beta1/v2beta2 HelmReleases and v1beta2
 Kustomizations are).

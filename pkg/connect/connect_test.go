@@ -154,4 +154,20 @@ func TestCostCountsNotFoundAsAnswered(t *testing.T) {
 	if c := o.Cost(); c.Requests != 4 || c.Errors != 2 {
 		t.Errorf("cost %+v: want 4 requests (/version, certificates 404, nodes 403 twice), 2 errors", c)
 	}
+
+	// A check of an add-on the cluster does not serve passes on nothing,
+	// and says so.
+	snap, err := o.LoadAll(ctx, io.Discard, snapshot.Certificates)
+	if err != nil || !snap.NotServed(snapshot.Certificates) || snap.NotServed(snapshot.Nodes) {
+		t.Fatalf("LoadAll: %v; not served: certificates %v", err, snap != nil && snap.NotServed(snapshot.Certificates))
+	}
+	c := &doctor.Check{Name: "certs", Reads: []snapshot.Resource{snapshot.Certificates}, Run: func(*doctor.Pass) error { return nil }}
+	r := doctor.Run(ctx, snap, []*doctor.Check{c}, time.Now())
+	want := "nothing to judge: the cluster does not serve certificates.cert-manager.io (not installed)"
+	if got := r.Checks[0]; got.Status != doctor.StatusPassed || got.Reason != want {
+		t.Errorf("check %+v, want passed: %s", got, want)
+	}
+	if line := r.CoverageLine(); line != "No problems found by 1 check; 1 had nothing to judge, the add-on is not installed: certs; every other check ran with all its data." {
+		t.Errorf("coverage line %q", line)
+	}
 }

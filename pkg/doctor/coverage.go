@@ -136,7 +136,20 @@ func (r *Report) CoverageLine() string {
 		line += fmt.Sprintf(" (and %s on cluster-wide objects this namespace does not depend on, left out: scan without -n to see %s)",
 			Plural(n, "problem", "problems"), map[bool]string{true: "it", false: "them"}[n == 1])
 	}
+	var idle []string
+	for _, c := range r.Checks {
+		if c.Status == StatusPassed && strings.HasPrefix(c.Reason, "nothing to judge") {
+			idle = append(idle, c.Name)
+		}
+	}
+	if len(idle) > 0 {
+		// They passed on nothing: the add-on they judge is not installed.
+		line += fmt.Sprintf("; %d had nothing to judge, the add-on is not installed: %s", len(idle), firstN(idle, 4))
+	}
 	if len(notRun)+len(partial)+len(disabled) == 0 {
+		if len(idle) > 0 {
+			return line + "; every other check ran with all its data."
+		}
 		return line + "; every check ran with all its data."
 	}
 	const most = 4

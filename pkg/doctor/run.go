@@ -219,6 +219,26 @@ func blocked(snap *snapshot.Snapshot, c *Check) (CheckResult, bool) {
 	return CheckResult{}, false
 }
 
+// notInstalled is why a check had nothing to judge: it reads add-on kinds
+// (of the resources it needs, or falls back on) and the cluster serves none
+// of them. "" when it serves one, or the check reads no add-on kind.
+func notInstalled(snap *snapshot.Snapshot, c *Check) string {
+	var kinds []string
+	for _, r := range slices.Concat(c.Reads, c.Fallback) {
+		if !r.Extension() || slices.Contains(kinds, r.String()) {
+			continue
+		}
+		if !snap.NotServed(r) {
+			return ""
+		}
+		kinds = append(kinds, r.String())
+	}
+	if len(kinds) == 0 {
+		return ""
+	}
+	return "nothing to judge: the cluster does not serve " + strings.Join(kinds, ", ") + " (not installed)"
+}
+
 func appendUnique(list []string, s string) []string {
 	if slices.Contains(list, s) {
 		return list
@@ -238,6 +258,10 @@ func runOne(ctx context.Context, c *Check, snap *snapshot.Snapshot, now time.Tim
 		return CheckResult{Name: c.Name, Status: StatusError, Reason: err.Error(), ran: true}, nil
 	}
 	res.Status = StatusPassed
+	if r := notInstalled(snap, c); r != "" {
+		// It passed on nothing: say so rather than claim it judged.
+		res.Reason = r
+	}
 	if len(p.findings) > 0 {
 		res.Status = StatusFailed
 	}

@@ -101,6 +101,12 @@ func Load(ctx context.Context, cfg *rest.Config, reads []Resource, opts LoadOpti
 			list, err := l.read(ctx, r)
 			if err != nil && r.Extension() && apierrors.IsNotFound(err) {
 				list, err = Scheme().New(r.GVR().GroupVersion().WithKind(r.Kind + "List"))
+				mu.Lock()
+				if s.notServed == nil {
+					s.notServed = map[Resource]bool{}
+				}
+				s.notServed[r] = true
+				mu.Unlock()
 			}
 			if err != nil {
 				err = l.classifyReadError(ctx, r, err, begin)

@@ -34,7 +34,16 @@ type Snapshot struct {
 	// ("not in the dump"): offline snapshots (see Builder) hold only what
 	// their input held.
 	absent string
+	// notServed holds the add-on kinds the API server answered 404 for
+	// (not installed): read as empty, and said so (see NotServed).
+	notServed map[Resource]bool
 }
+
+// NotServed says whether the API server does not serve r, an add-on's
+// kind (cert-manager's, Argo CD's, ...): the add-on is not installed, so
+// r was read as empty. False offline, where absence cannot be told apart
+// from a capture that left the kind out.
+func (s *Snapshot) NotServed(r Resource) bool { return s.notServed[r] }
 
 func newSnapshot() *Snapshot {
 	return &Snapshot{lists: map[Resource]runtime.Object{}, errs: map[Resource]error{}}
