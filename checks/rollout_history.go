@@ -45,7 +45,8 @@ the DaemonSet or StatefulSet with their revision number. Findings:
   k3s packaged component, by its ` + "`objectset.rio.cattle.io`" + ` annotations naming
   the Addon; the addon manager's ` + "`addonmanager.kubernetes.io/mode: Reconcile`" + `):
   the value is that source's choice and a kubectl patch would be reverted;
-- workloads whose newest revision has no change-cause (info), one finding per
+- workloads whose newest revision (after the first: a first revision has
+  nothing to roll back to) has no change-cause (info), one finding per
   namespace; workloads applied from a history of their own (Helm, Argo CD,
   Flux, an operator that owns them, OpenShift's release payload, an addon
   manager) are left out: their changes are recorded there;
@@ -110,7 +111,9 @@ func runRolloutHistory(p *doctor.Pass) error {
 		if wl := owners.Find(ref); wl != nil && wl.Meta != nil {
 			managed = kube.ManagedBy(wl.Meta)
 		}
-		if newest := w.Newest(); newest != nil && strings.TrimSpace(newest.ChangeCause) == "" && managed == "" {
+		// A first revision has nothing to roll back to and nothing that
+		// changed: its history starts with the next rollout.
+		if newest := w.Newest(); newest != nil && newest.Revision > 1 && strings.TrimSpace(newest.ChangeCause) == "" && managed == "" {
 			missing[w.Namespace] = append(missing[w.Namespace], w.Ref())
 			missingRefs[w.Namespace] = append(missingRefs[w.Namespace], ref)
 		}
