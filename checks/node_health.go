@@ -2,11 +2,14 @@ package checks
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
@@ -21,6 +24,7 @@ var NodeHealth = &doctor.Check{
 	Severity: doctor.Critical,
 	Origin:   "OOM-Killer talk",
 	Reads:    []snapshot.Resource{snapshot.Nodes},
+	Optional: append([]snapshot.Resource{snapshot.Pods}, kube.WorkloadReads...),
 	Run:      runNodeHealth,
 	Doc: `Nodes that are NotReady or unreachable, or under memory, disk or PID pressure, and why
 
@@ -61,7 +65,11 @@ service is active), ` + "`systemctl status containerd`" + `, ` + "`journalctl -u
 goroutine dump of containerd (` + "`kill -USR1`" + `) shows the call that is stuck. Cordon
 and drain the nodes while you fix or replace them; delete a node whose
 machine is gone for good. For pressure, find and limit the pods using the
-resource, or give the node more of it.
+resource, or give the node more of it. Under DiskPressure, when the
+kubelet's ephemeral-storage evictions on those nodes are in the snapshot,
+the finding names the container that used the most over its request (the
+kubelet's own eviction message says how much) and its workload, and the
+first fix gives it an ephemeral-storage request and limit.
 
 ## References
 - https://www.youtube.com/watch?v=MrNhdmyXXKg
@@ -255,17 +263,79 @@ func runNodeHealth(p *doctor.Pass) error {
 		g := groups[key]
 		hc := cause(g.cause)
 		names := strings.Join(doctor.Examples(g.nodes), " ")
+		msg, rem := healthMessage(p.Now, g, hc, kernels), hc.fix(names, g.nodes[0])
+		if g.cause == string(corev1.NodeDiskPressure) {
+			if words, fix, ok := diskFiller(p, g.nodes); ok {
+				msg += "; " + words
+				rem = append([]doctor.Remediation{fix}, rem...)
+			}
+		}
 		p.Report(doctor.Finding{
 			Severity:    hc.sev,
 			Object:      kube.NodeRef(g.nodes[0]),
-			Message:     healthMessage(p.Now, g, hc, kernels),
+			Message:     msg,
 			Count:       len(g.nodes),
 			Examples:    doctor.Examples(g.nodes),
 			Members:     nodeMembers(g.nodes),
-			Remediation: hc.fix(names, g.nodes[0]),
+			Remediation: rem,
 		})
 	}
 	return nil
+}
+
+// diskFiller names, for nodes under DiskPressure, the container the
+// kubelet's ephemeral-storage evictions there say used the most disk over
+// its request, with its workload: what fills the disk, from the evicted
+// pods' own messages. ok is false when no such eviction is in the snapshot.
+func diskFiller(p *doctor.Pass, nodes []string) (words string, fix doctor.Remediation, ok bool) {
+	if p.Snapshot.Err(snapshot.Pods) != nil {
+		return "", fix, false
+	}
+	on := map[string]bool{}
+	for _, n := range nodes {
+		on[n] = true
+	}
+	evicted := 0
+	where := map[string]bool{}
+	var top *corev1.Pod
+	var topUse kube.ContainerUsage
+	var most resource.Quantity
+	for _, pod := range p.Snapshot.Pods() {
+		if !on[pod.Spec.NodeName] || !kube.PodEvicted(pod) {
+			continue
+		}
+		e := kube.EvictionOf(pod)
+		if e.Resource != string(corev1.ResourceEphemeralStorage) {
+			continue
+		}
+		evicted++
+		where[pod.Spec.NodeName] = true
+		for _, c := range e.Containers {
+			q, err := resource.ParseQuantity(c.Usage)
+			if err == nil && (top == nil || q.Cmp(most) > 0) {
+				top, topUse, most = pod, c, q
+			}
+		}
+	}
+	if top == nil {
+		return "", fix, false
+	}
+	who, target := "pod "+top.Namespace+"/"+top.Name, "pod/"+top.Name
+	if w, ok := kube.OwnersOf(p.Snapshot).Top(top); ok && w.Ref.Kind != "Pod" {
+		who, target = w.KindName()+" in namespace "+top.Namespace, w.KindName()
+	}
+	words = fmt.Sprintf("the kubelet evicted %s for ephemeral-storage on %s; the largest user: container %s of %s (%s used, %s requested)",
+		doctor.Plural(evicted, "pod", "pods"), strings.Join(doctor.Examples(slices.Sorted(maps.Keys(where))), ", "), topUse.Name, who, topUse.Usage, orNone(topUse.Request))
+	fix = doctor.Remediation{Text: fmt.Sprintf("bound what container %s writes to the node's disk: an ephemeral-storage request the scheduler reserves and a limit the kubelet enforces (or write to a volume)", topUse.Name),
+		Command: fmt.Sprintf("kubectl set resources %s -n %s -c %s --requests=ephemeral-storage=<usage> --limits=ephemeral-storage=<usage+headroom>", target, top.Namespace, topUse.Name)}
+	return words, fix, true
+}
+
+func orNone(s string) string {
+	if s == "" || s == "0" {
+		return "none"
+	}
+	return s
 }
 
 func isProblemCondition(t corev1.NodeConditionType) bool {
