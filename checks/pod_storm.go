@@ -313,11 +313,11 @@ func reportStorm(p *doctor.Pass, g *stormGroup, bareNS string) {
 	if g.count >= stormCritical || (ongoing && g.rate() >= stormRatePerMin) {
 		sev = doctor.Critical
 	}
-	// Under a minute (or pods stamped the same second, as a capture may
-	// hold them) a rate per minute says nothing the count does not.
+	// Within seconds (or pods stamped the same second, as a capture may
+	// hold them) a rate per minute would be made up: the count says it.
 	when := fmt.Sprintf("in %s (~%.0f pods/min)", human(g.newest.Sub(g.first)), g.rate())
-	if g.newest.Sub(g.first) < time.Minute {
-		when = "within a minute"
+	if g.newest.Sub(g.first) < 10*time.Second {
+		when = "within 10s"
 	}
 	msg := fmt.Sprintf("%s rejected by the kubelet (%s)%s %s, newest %s ago",
 		doctor.Plural(g.count, "pod", "pods"), counts(g.reasons), g.where(), when, human(p.Now.Sub(g.newest)))

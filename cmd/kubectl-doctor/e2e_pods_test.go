@@ -35,9 +35,8 @@ var podsWantExtra = map[string][]wantFinding{
 	"pod-storm": {
 		{doctor.Critical, "vault/statefulset/vault", `^statefulset vault recreated its pod vault-0 240 times in 28m \(~9/min\), newest [\dms]+ ago: the kubelet rejects it for OutOfmemory on ep-cp-1; the StatefulSet controller deletes each Failed pod`, 240},
 	},
-	"rollout-history": {
-		{doctor.Info, "namespace/ec-secure", `^1 workload in namespace ec-secure has no kubernetes\.io/change-cause annotation`, 0},
-	},
+	// rollout-history: statefulset ec-secure/priv is at its first
+	// revision, with nothing to roll back to: no change-cause note.
 	"admission-webhooks": {
 		{doctor.Warning, "validatingwebhookconfiguration/retention-guard", `^webhook retention-guard\.example\.io \(failurePolicy Ignore, timeout 2s\): service ep-shop/retention-guard has no ready endpoint \(pod/retention-guard-0 is running but not ready\): every matching DELETE of cronjobs silently skips the policy`, 1},
 	},
