@@ -60,15 +60,26 @@ A CronJob's finding ends with its last success: the newest successful run
 kept (runs ordered by their scheduled time), else the CronJob's
 ` + "`status.lastSuccessfulTime`" + `, else "no successful run on record".
 
+Finished Jobs that nothing deletes are a pile of their own (info): a CronJob
+whose history limits keep 50 or more finished Jobs (each with its pods), and
+50 or more finished Jobs of one namespace with no controller and no
+` + "`ttlSecondsAfterFinished`" + ` (CI pipelines, scripts). Every client that lists Jobs
+or pods reads them all, and the garbage collector of terminated pods only
+starts at 12,500 of them.
+
 ## How to fix
 Fix or scope the blocking webhook; bound Jobs with ` + "`activeDeadlineSeconds`" + ` and
 CronJobs with ` + "`startingDeadlineSeconds`" + `; delete the stuck Jobs; consider
-` + "`concurrencyPolicy: Forbid`" + ` for CronJobs whose runs must not overlap.
+` + "`concurrencyPolicy: Forbid`" + ` for CronJobs whose runs must not overlap. Keep
+the history you read (` + "`successfulJobsHistoryLimit: 3`, `failedJobsHistoryLimit: 1`" + `, the
+defaults) and give Jobs that no controller owns a ` + "`ttlSecondsAfterFinished`" + `.
 
 ## References
 - https://blenderfox.com/2020/08/07/the-snowball-effect-in-kubernetes/
 - https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#cron-job-limitations
 - https://kubernetes.io/docs/concepts/workloads/controllers/job/#job-termination-and-cleanup
+- https://kubernetes.io/docs/concepts/workloads/controllers/ttlafterfinished/
+- https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#jobs-history-limits
 - https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/#timeouts`,
 }
 
@@ -124,6 +135,7 @@ func runJobBacklog(p *doctor.Pass) error {
 		reportMissedSchedule(p, &cjs[i])
 	}
 	reportBareJobs(p, bare, hooks)
+	reportFinishedPiles(p, jobs, crons)
 	return nil
 }
 
