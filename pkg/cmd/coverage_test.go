@@ -181,16 +181,16 @@ func TestCoverageExit(t *testing.T) {
 	}{
 		"complete":      {full, ExitOK, "every check ran with all its data."},
 		"nodes denied":  {snapshot.WithError(full, snapshot.Nodes, forbidden), ExitReadsDenied, "1 not run, reads denied: node-health; 1 ran without some data, reads denied: workload-pods."},
-		"owners denied": {snapshot.WithError(full, snapshot.Deployments, forbidden), ExitReadsDenied, "1 ran without some data, reads denied: workload-pods."},
+		"owners denied": {snapshot.WithError(full, snapshot.Deployments, forbidden), ExitReadsDenied, "2 ran without some data, reads denied: node-health, workload-pods."},
 		"not served":    {snapshot.WithError(full, snapshot.APIServices, unserved), ExitOK, "1 ran without some data, API not served by the cluster: workload-pods."},
-		"reads failed":  {snapshot.WithError(full, snapshot.Pods, errors.New("etcd is sad")), ExitError, "by 1 check; 1 not run, reads failed or the check errored: workload-pods."},
+		"reads failed":  {snapshot.WithError(full, snapshot.Pods, errors.New("etcd is sad")), ExitError, "by 1 check; 1 not run, reads failed or the check errored: workload-pods; 1 ran without some data, reads failed or the check errored: node-health."},
 		"owners not read": {func() *snapshot.Snapshot {
 			s, err := set.SnapshotWith([]snapshot.Resource{snapshot.Pods, snapshot.Nodes})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
-		}(), ExitInputLacksData, "1 ran without some data, the input lacks it: workload-pods."},
+		}(), ExitInputLacksData, "2 ran without some data, the input lacks it: node-health, workload-pods."},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := doctor.Run(context.Background(), c.snap, []*doctor.Check{checks.NodeHealth, checks.WorkloadPods}, fixture.Now())

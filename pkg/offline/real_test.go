@@ -123,7 +123,6 @@ func TestRealK3sSupportBundle(t *testing.T) {
 		"info rollout-history kube-system/Deployment/coredns":                "set by k3s addon coredns",
 		"info rollout-history kube-system/Deployment/local-path-provisioner": "set by k3s addon local-storage",
 		"info rollout-history kube-system/Deployment/metrics-server":         "set by k3s addon metrics-server-deployment",
-		"info rollout-history /Namespace/default":                            "no kubernetes.io/change-cause",
 	}
 	expectFindings(t, r, want)
 	for _, c := range r.Checks {
@@ -155,9 +154,6 @@ func TestRealSonobuoyResults(t *testing.T) {
 		// Its Endpoints list no address: no pod matches the selector.
 		"warning service-endpoints services-4744/Service/nodeport-service": "but no pod in namespace services-4744 matches",
 		"warning service-target-port services-4744/Service/externalsvc":    "targets container port 9376",
-		"info rollout-history /Namespace/kube-system":                      "no kubernetes.io/change-cause",
-		"info rollout-history /Namespace/local-path-storage":               "no kubernetes.io/change-cause",
-		"info rollout-history /Namespace/sonobuoy":                         "no kubernetes.io/change-cause",
 	}
 	expectFindings(t, r, want)
 	for _, c := range r.Checks {
