@@ -419,6 +419,10 @@ func TestHistoryCommand(t *testing.T) {
 	if r := runDoctor(t, scenarios.Kubeconfig, "history", "-n", "shop", "deployment/nope"); r.code != 2 {
 		t.Errorf("unknown workload: exit %d, want 2", r.code)
 	}
+	// kubectl's TYPE NAME form and short names read the same.
+	if spaced := runDoctor(t, scenarios.Kubeconfig, "history", "-n", "shop", "deploy", "web"); spaced.code != 0 || spaced.stdout != r.stdout {
+		t.Errorf("history deploy web: exit %d, output differs from deployment/web:\n%s", spaced.code, spaced.stdout)
+	}
 }
 
 // TestForbiddenUserSkips: a user with no RBAC bindings gets a report whose

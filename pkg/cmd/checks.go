@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/report"
 )
 
@@ -15,7 +16,19 @@ import (
 // the config know of, with its severity.
 type ChecksOptions struct {
 	config configSource
+	// Output is "" (a table) or json/yaml, for tooling.
+	Output string
 	genericiooptions.IOStreams
+}
+
+// checkEntry is one check in `checks -o json|yaml`.
+type checkEntry struct {
+	Name     string   `json:"name"`
+	Severity string   `json:"severity"`
+	Enabled  bool     `json:"enabled"`
+	Title    string   `json:"title"`
+	Reads    []string `json:"reads"`
+	Optional []string `json:"optional,omitempty"`
 }
 
 func newChecksCommand(streams genericiooptions.IOStreams) *cobra.Command {
@@ -25,6 +38,9 @@ func newChecksCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Short: "List the checks kubectl doctor runs, built-in and custom (from the config file)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
+				return usageError("-o: unknown format %q (known: json, yaml; the default is a table)", o.Output)
+			}
 			return o.Run(cmd.Context())
 		},
 	}
@@ -32,8 +48,11 @@ func newChecksCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return cmd
 }
 
-// AddFlags registers --config and --profile.
-func (o *ChecksOptions) AddFlags(cmd *cobra.Command) { o.config.addFlag(cmd.Flags()) }
+// AddFlags registers --config, --profile and -o.
+func (o *ChecksOptions) AddFlags(cmd *cobra.Command) {
+	o.config.addFlag(cmd.Flags())
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "Output format: json or yaml (the default is a table)")
+}
 
 // Run reads the config and prints the table of checks.
 func (o *ChecksOptions) Run(_ context.Context) error {
@@ -42,17 +61,31 @@ func (o *ChecksOptions) Run(_ context.Context) error {
 		return err
 	}
 	var rows [][]string
+	var entries []checkEntry
 	for _, c := range all {
-		sev := c.Severity.String()
+		sev, e := c.Severity.String(), checkEntry{Name: c.Name, Severity: c.Severity.String(), Enabled: true, Title: c.Title()}
 		if cfg != nil {
 			if cc, ok := cfg.Checks[c.Name]; ok && cc.Severity != 0 {
-				sev = cc.Severity.String() + " (config)"
+				sev, e.Severity = cc.Severity.String()+" (config)", cc.Severity.String()
 			}
 			if !cfg.Enabled(c.Name) {
-				sev = "disabled (config)"
+				sev, e.Enabled = "disabled (config)", false
 			}
 		}
-		rows = append(rows, []string{c.Name, sev, c.Title()})
+		for _, r := range c.Reads {
+			e.Reads = append(e.Reads, r.String())
+		}
+		for _, r := range c.Optional {
+			e.Optional = append(e.Optional, r.String())
+		}
+		rows, entries = append(rows, []string{c.Name, sev, c.Title()}), append(entries, e)
+	}
+	doc := map[string]any{"apiVersion": doctor.APIVersion, "kind": "CheckList", "checks": entries}
+	switch o.Output {
+	case "json":
+		return report.JSON(o.Out, doc)
+	case "yaml":
+		return report.YAML(o.Out, doc)
 	}
 	return report.Table(o.Out, []string{"NAME", "SEVERITY", "TITLE"}, rows)
 }

@@ -45,11 +45,12 @@ func NewHistoryOptions(streams genericiooptions.IOStreams, cluster *connect.Opti
 func newHistoryCommand(streams genericiooptions.IOStreams, cluster *connect.Options) *cobra.Command {
 	o := NewHistoryOptions(streams, cluster)
 	cmd := &cobra.Command{
-		Use:   "history [deployment/NAME|daemonset/NAME|statefulset/NAME]",
+		Use:   "history [deployment/NAME|daemonset/NAME|statefulset/NAME | TYPE NAME]",
 		Short: "Show rollout history with change-causes, ages and images, across all namespaces",
 		Example: `  kubectl doctor history
-  kubectl doctor history -n shop deployment/web`,
-		Args: cobra.MaximumNArgs(1),
+  kubectl doctor history -n shop deployment/web
+  kubectl doctor history -n shop deploy web`,
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Complete(cmd, args)
 			if err := o.Validate(); err != nil {
@@ -69,8 +70,12 @@ func (o *HistoryOptions) AddFlags(cmd *cobra.Command) { o.addFlags(cmd) }
 // the kubeconfig, then parses the argument (selectWorkload).
 func (o *HistoryOptions) Complete(cmd *cobra.Command, args []string) {
 	o.complete(cmd)
-	if len(args) > 0 {
+	switch len(args) {
+	case 1:
 		o.Target = args[0]
+	case 2:
+		// kubectl's TYPE NAME form.
+		o.Target = args[0] + "/" + args[1]
 	}
 }
 

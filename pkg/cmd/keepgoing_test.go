@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-doctor/kubectl-doctor/checks"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 )
 
@@ -151,5 +152,36 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 		if code != ExitError || out.Len() != 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), dir) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
+	}
+}
+
+// TestChecksJSON: `checks -o json` lists every registered check with its
+// reads, for tooling; an unknown -o is a usage error.
+func TestChecksJSON(t *testing.T) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"checks", "-o", "json"}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Kind   string `json:"kind"`
+		Checks []struct {
+			Name  string   `json:"name"`
+			Reads []string `json:"reads"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Kind != "CheckList" || len(doc.Checks) != len(checks.All()) {
+		t.Fatalf("kind %q, %d checks, want %d", doc.Kind, len(doc.Checks), len(checks.All()))
+	}
+	for _, c := range doc.Checks {
+		if len(c.Reads) == 0 {
+			t.Errorf("%s lists no reads", c.Name)
+		}
+	}
+	streams, _, _, errOut = genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"checks", "-o", "xml"}); code != ExitError || !strings.Contains(errOut.String(), `unknown format "xml"`) {
+		t.Errorf("checks -o xml: exit %d, %q", code, errOut)
 	}
 }
