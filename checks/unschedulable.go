@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -158,6 +159,9 @@ type unschedGroup struct {
 	// on the hostname against their own labels) and the nodes that can
 	// take one; zero when that is not what keeps them pending.
 	spreadPods, spreadNodes int
+	// surge says the pods over the nodes are a rolling update's surge: the
+	// replicas fit, the update's extra pod never does.
+	surge bool
 }
 
 func runUnschedulable(p *doctor.Pass) error {
@@ -276,8 +280,15 @@ func reportUnschedulable(p *doctor.Pass, g *unschedGroup) {
 			// replica of the same workload: moving one only moves the
 			// conflict. One replica per node is the limit.
 			g.spreadPods, g.spreadNodes = n, nodes
-			msg += fmt.Sprintf("; host port %s allows one of these pods per node, and every node that could take one already runs one: %d want one and it may run on %s (the others are cordoned, tainted or excluded by its selector)",
-				port, n, doctor.Plural(nodes, "node", "nodes"))
+			want := fmt.Sprintf("%d want one", n)
+			if r := desiredReplicas(g.owner); g.owner.Ref.Kind == "Deployment" && r > 0 && int(r) <= nodes {
+				// As many replicas as nodes: the extra pod is the rolling
+				// update's surge, which no node can ever take.
+				g.surge = true
+				want = fmt.Sprintf("%d want one (%d replicas and the rolling update's surge)", n, r)
+			}
+			msg += fmt.Sprintf("; host port %s allows one of these pods per node, and every node that could take one already runs one: %s and it may run on %s (the others are cordoned, tainted or excluded by its selector)",
+				port, want, doctor.Plural(nodes, "node", "nodes"))
 		} else if n, nodes := selfAntiAffinity(p, g.oldest, f); n > nodes {
 			g.spreadPods, g.spreadNodes = n, nodes
 			msg += fmt.Sprintf("; its required pod anti-affinity (topologyKey %s) allows one of these pods per node: %d want one and it may run on %s (the others are cordoned, tainted or excluded by its selector)",
@@ -329,6 +340,10 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 		// of the domain it asks for).
 		rem = append(rem, doctor.Remediation{Text: "its topologySpreadConstraints (whenUnsatisfiable: DoNotSchedule) keep it off nodes that have room: allow more skew (maxSkew), use whenUnsatisfiable: ScheduleAnyway, or add room in the zone or node the spread asks for",
 			Command: fmt.Sprintf("kubectl get %s -n %s -o jsonpath='{..topologySpreadConstraints}'", ownerOrPod(g), pod.Namespace)})
+	}
+	if g.surge {
+		return append(rem, doctor.Remediation{Text: "roll it out without a surge pod: replace a replica at a time (maxSurge 0, maxUnavailable 1), or add a node",
+			Command: fmt.Sprintf(`kubectl patch %s -n %s --type=merge -p '{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":0,"maxUnavailable":1}}}}'`, g.owner.KindName(), g.ns)})
 	}
 	if g.spreadPods > 0 {
 		text := "run no more replicas than nodes that can take one, make the anti-affinity preferred (preferredDuringSchedulingIgnoredDuringExecution), or add nodes"
@@ -511,15 +526,22 @@ func hostPortWords(held []kube.HostPortHolder) string {
 	return fmt.Sprintf("%s %s %s %s", port, strings.Join(ports, ", "), pod, strings.Join(doctor.Examples(pods), ", "))
 }
 
-// selfAntiAffinity counts, for a pod whose required anti-affinity on the
-// hostname selects pods like itself (one replica per node), the pods of its
-// namespace that term selects and are not finished, and the nodes that
-// could take one of them: nodes it matches, uncordoned, with no taint it
-// does not tolerate. Zeros when the pod has no such term.
 // siblingHostPorts: when every node the pod otherwise fits has its host
 // port held by pods of the pod's own workload (and no node is left
 // unexplained), the replicas of that workload wanting a node, the nodes
 // that could take one, and the port.
+// desiredReplicas is a Deployment's or StatefulSet's spec.replicas (1 when
+// unset), 0 for other workloads.
+func desiredReplicas(w *kube.Workload) int32 {
+	switch o := w.Object.(type) {
+	case *appsv1.Deployment:
+		return replicasOf(o.Spec.Replicas)
+	case *appsv1.StatefulSet:
+		return replicasOf(o.Spec.Replicas)
+	}
+	return 0
+}
+
 func siblingHostPorts(p *doctor.Pass, g *unschedGroup, f *kube.Fit, allExplained bool) (pods, nodes int, port string) {
 	if g.owner == nil || len(g.portHolders) == 0 || !allExplained {
 		return 0, 0, ""
@@ -547,6 +569,11 @@ func siblingHostPorts(p *doctor.Pass, g *unschedGroup, f *kube.Fit, allExplained
 	return pods, nodes, g.portHolders[0].Port.String()
 }
 
+// selfAntiAffinity counts, for a pod whose required anti-affinity on the
+// hostname selects pods like itself (one replica per node), the pods of its
+// namespace that term selects and are not finished, and the nodes that
+// could take one of them: nodes it matches, uncordoned, with no taint it
+// does not tolerate. Zeros when the pod has no such term.
 func selfAntiAffinity(p *doctor.Pass, pod *corev1.Pod, f *kube.Fit) (pods, nodes int) {
 	a := pod.Spec.Affinity
 	if a == nil || a.PodAntiAffinity == nil {

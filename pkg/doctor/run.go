@@ -625,7 +625,7 @@ func scopeNamespace(fs []Finding, snap *snapshot.Snapshot) ([]Finding, int) {
 			for _, b := range snap.ClusterRoleBindings() {
 				if b.Name == o.Name {
 					for _, sub := range b.Subjects {
-						if sub.Namespace == ns {
+						if sub.Namespace == ns || sub.Kind == "Group" && sub.Name == "system:serviceaccounts:"+ns {
 							return true, true
 						}
 					}
@@ -633,7 +633,20 @@ func scopeNamespace(fs []Finding, snap *snapshot.Snapshot) ([]Finding, int) {
 				}
 			}
 			return false, true
-		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ClusterIssuer", "ClusterSecretStore":
+		case "APIService":
+			// One served from this namespace is this namespace's.
+			if snap.Err(snapshot.APIServices) != nil {
+				return false, true
+			}
+			for _, a := range snap.APIServices() {
+				if a.Name == o.Name {
+					return a.Spec.Service != nil && a.Spec.Service.Namespace == ns, true
+				}
+			}
+			return false, true
+		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ClusterIssuer", "ClusterSecretStore", "GatewayClass":
+			// Their checks report them under -n only when this
+			// namespace uses them.
 			return true, true
 		}
 		return false, true

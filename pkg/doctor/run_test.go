@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/doctor"
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
@@ -425,6 +426,10 @@ func TestScopedScanLeavesOutOtherClusterWideFindings(t *testing.T) {
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "shop", Name: "web"}}},
 		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: "billing-reader"},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "billing", Name: "api"}}},
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: metav1.ObjectMeta{Name: "shop-all-sas"},
+			Subjects: []rbacv1.Subject{{Kind: "Group", Name: "system:serviceaccounts:shop"}}},
+		&apiregistrationv1.APIService{TypeMeta: metav1.TypeMeta{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService"}, ObjectMeta: metav1.ObjectMeta{Name: "v1beta1.custom.metrics.k8s.io"},
+			Spec: apiregistrationv1.APIServiceSpec{Service: &apiregistrationv1.ServiceReference{Namespace: "shop", Name: "adapter"}}},
 	}
 	on := func(kind, name string, explains ...string) func(*doctor.Pass) error {
 		return func(p *doctor.Pass) error {
@@ -437,6 +442,8 @@ func TestScopedScanLeavesOutOtherClusterWideFindings(t *testing.T) {
 		check("c", on("ClusterRoleBinding", "shop-reader")), check("d", on("ClusterRoleBinding", "billing-reader")),
 		check("e", on("APIService", "v1beta1.metrics.k8s.io")), check("f", on("APIService", "v1.custom.example.com", "x shop/HorizontalPodAutoscaler/web: no metrics")),
 		check("g", on("Metrics", "apiserver")), check("h", on("Namespace", "shop")), check("i", on("Namespace", "billing")),
+		check("j", on("ClusterRoleBinding", "shop-all-sas")), check("k", on("APIService", "v1beta1.custom.metrics.k8s.io")),
+		check("l", on("GatewayClass", "envoy")),
 	}
 	cs[0].Reads = []snapshot.Resource{snapshot.PersistentVolumes}
 	cs[2].Reads = []snapshot.Resource{snapshot.ClusterRoleBindings}
@@ -452,9 +459,11 @@ func TestScopedScanLeavesOutOtherClusterWideFindings(t *testing.T) {
 			got = append(got, f.Object.Name)
 		}
 		sort.Strings(got)
-		want, outside := "apiserver billing billing-reader pv-other pv-shop shop shop-reader v1.custom.example.com v1beta1.metrics.k8s.io", 0
+		want, outside := "apiserver billing billing-reader envoy pv-other pv-shop shop shop-all-sas shop-reader v1.custom.example.com v1beta1.custom.metrics.k8s.io v1beta1.metrics.k8s.io", 0
 		if scope != "" {
-			want, outside = "pv-shop shop shop-reader v1.custom.example.com", 5
+			// The gateway-api check reports a GatewayClass under -n only
+			// when this namespace's Gateways use it.
+			want, outside = "envoy pv-shop shop shop-all-sas shop-reader v1.custom.example.com v1beta1.custom.metrics.k8s.io", 5
 		}
 		if strings.Join(got, " ") != want || r.OutsideNamespace != outside {
 			t.Errorf("-n %q: findings on %v (%d left out), want %s (%d)", scope, got, r.OutsideNamespace, want, outside)
