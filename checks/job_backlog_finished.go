@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -53,7 +54,9 @@ func reportFinishedPiles(p *doctor.Pass, jobs []batchv1.Job, crons *kube.CronJob
 	for i := range cjs {
 		cj := &cjs[i]
 		n := perCron[cj.Namespace+"/"+cj.Name]
-		if n < finishedPile {
+		// With limits at the defaults or below, the controller keeps no
+		// such pile: one it failed to delete is another story.
+		if n < finishedPile || limitOf(cj.Spec.SuccessfulJobsHistoryLimit, 3)+limitOf(cj.Spec.FailedJobsHistoryLimit, 1) < finishedPile {
 			continue
 		}
 		p.Report(doctor.Finding{Severity: doctor.Info, Object: kube.Ref("batch/v1", "CronJob", cj), Cause: "finished-jobs", Count: n,
@@ -82,8 +85,8 @@ func reportFinishedPiles(p *doctor.Pass, jobs []batchv1.Job, crons *kube.CronJob
 			Remediation: []doctor.Remediation{
 				{Text: "set spec.ttlSecondsAfterFinished in what creates them (a CI template, a script, an operator), so the TTL controller deletes each when it is done",
 					Command: fmt.Sprintf("kubectl get jobs -n %s --sort-by=.status.completionTime", ns)},
-				{Text: "delete the successful ones now (their pods go with them)",
-					Command: fmt.Sprintf("kubectl delete jobs -n %s --field-selector status.successful=1", ns)}}})
+				{Text: "delete the finished ones the list shows (their pods go with them); these are the first",
+					Command: fmt.Sprintf("kubectl delete job -n %s %s", ns, strings.Join(firstNames(g.names, 10), " "))}}})
 	}
 }
 
@@ -99,6 +102,20 @@ func finishedAt(j *batchv1.Job) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+func limitOf(v *int32, def int32) int {
+	if v == nil {
+		return int(def)
+	}
+	return int(*v)
+}
+
+func firstNames(names []string, n int) []string {
+	if len(names) > n {
+		return names[:n]
+	}
+	return names
 }
 
 func limitWords(v *int32, def int32) string {

@@ -291,9 +291,21 @@ func diskFiller(p *doctor.Pass, nodes []string) (words string, fix doctor.Remedi
 	if p.Snapshot.Err(snapshot.Pods) != nil {
 		return "", fix, false
 	}
-	on := map[string]bool{}
+	// Evictions of this pressure episode only: evicted pods linger until
+	// deleted, and one from weeks ago says nothing of today's disk.
+	on := map[string]time.Time{}
 	for _, n := range nodes {
-		on[n] = true
+		on[n] = time.Time{}
+	}
+	for _, n := range p.Snapshot.Nodes() {
+		if _, ok := on[n.Name]; !ok {
+			continue
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeDiskPressure && c.Status == corev1.ConditionTrue {
+				on[n.Name] = c.LastTransitionTime.Time
+			}
+		}
 	}
 	evicted := 0
 	where := map[string]bool{}
@@ -301,8 +313,12 @@ func diskFiller(p *doctor.Pass, nodes []string) (words string, fix doctor.Remedi
 	var topUse kube.ContainerUsage
 	var most resource.Quantity
 	for _, pod := range p.Snapshot.Pods() {
-		if !on[pod.Spec.NodeName] || !kube.PodEvicted(pod) {
+		since, ok := on[pod.Spec.NodeName]
+		if !ok || !kube.PodEvicted(pod) {
 			continue
+		}
+		if at := kube.EvictedAt(pod); !at.IsZero() && !since.IsZero() && at.Before(since.Add(-10*time.Minute)) {
+			continue // an earlier episode's (the condition flaps, hence the slack)
 		}
 		e := kube.EvictionOf(pod)
 		if e.Resource != string(corev1.ResourceEphemeralStorage) {
@@ -324,7 +340,11 @@ func diskFiller(p *doctor.Pass, nodes []string) (words string, fix doctor.Remedi
 	if w, ok := kube.OwnersOf(p.Snapshot).Top(top); ok && w.Ref.Kind != "Pod" {
 		who, target = w.KindName()+" in namespace "+top.Namespace, w.KindName()
 	}
-	words = fmt.Sprintf("the kubelet evicted %s for ephemeral-storage on %s; the largest user: container %s of %s (%s used, %s requested)",
+	largest := "the largest user"
+	if p.Snapshot.Namespace != "" {
+		largest = "the largest user in namespace " + p.Snapshot.Namespace + " (other namespaces' pods were not read)"
+	}
+	words = fmt.Sprintf("the kubelet evicted %s for ephemeral-storage on %s; "+largest+": container %s of %s (%s used, %s requested)",
 		doctor.Plural(evicted, "pod", "pods"), strings.Join(doctor.Examples(slices.Sorted(maps.Keys(where))), ", "), topUse.Name, who, topUse.Usage, orNone(topUse.Request))
 	fix = doctor.Remediation{Text: fmt.Sprintf("bound what container %s writes to the node's disk: an ephemeral-storage request the scheduler reserves and a limit the kubelet enforces (or write to a volume)", topUse.Name),
 		Command: fmt.Sprintf("kubectl set resources %s -n %s -c %s --requests=ephemeral-storage=<usage> --limits=ephemeral-storage=<usage+headroom>", target, top.Namespace, topUse.Name)}

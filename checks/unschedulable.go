@@ -334,7 +334,18 @@ func unschedRemediation(g *unschedGroup) []doctor.Remediation {
 	}
 	rem := []doctor.Remediation{{Text: "read the scheduler's events for the pod",
 		Command: fmt.Sprintf("kubectl describe pod %s -n %s", pod.Name, pod.Namespace)}}
-	if strings.Contains(g.verdict, "topology spread constraints") && len(pod.Spec.TopologySpreadConstraints) > 0 {
+	if strings.Contains(g.verdict, "topology spread constraints (missing required label)") {
+		// Nodes without the constraint's topologyKey label are not
+		// candidates at all: label them (or fix the key).
+		keys := []string{}
+		for _, c := range pod.Spec.TopologySpreadConstraints {
+			if !slices.Contains(keys, c.TopologyKey) {
+				keys = append(keys, c.TopologyKey)
+			}
+		}
+		rem = append(rem, doctor.Remediation{Text: "some nodes lack the label its topologySpreadConstraints spread over, so the scheduler does not consider them: label them (or fix topologyKey)",
+			Command: "kubectl get nodes -L " + strings.Join(keys, ",")})
+	} else if strings.Contains(g.verdict, "topology spread constraints") && len(pod.Spec.TopologySpreadConstraints) > 0 {
 		// The scheduler refused nodes with room to keep the spread: the
 		// constraint, not capacity, is what to change (or the capacity
 		// of the domain it asks for).

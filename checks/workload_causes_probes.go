@@ -153,11 +153,23 @@ func probeRemediation(p *doctor.Pass, g *kube.OwnerProblem, container string) []
 			g.Owner.KindName(), g.Owner.Ref.Namespace, g.Owner.SpecPath, idx, field, what, value)
 	}
 	timeout := max(pr.TimeoutSeconds, 1)
+	var portFix []doctor.Remediation
 	if failure != nil && strings.Contains(failure.Message, "connection refused") {
-		if r, ok := undeclaredProbePort(g, idx, kind, pr); ok {
-			return []doctor.Remediation{r}
+		// The template's probe, not the pod's: a mesh (Istio) rewrites
+		// the pod's probes to its agent's port.
+		if r, ok := undeclaredProbePort(g, idx, kind, probeOf(&g.Owner.Spec.Containers[idx], kind)); ok {
+			portFix = append(portFix, r)
 		}
 	}
+	if rem := probeLimitRemediation(kind, pr, failure, timeout, patch); len(rem) > 0 || len(portFix) > 0 {
+		return append(portFix, rem...)
+	}
+	return nil
+}
+
+// probeLimitRemediation is the fix of a probe's own limit: a timeout too
+// short for the endpoint, a startup window too short for the start.
+func probeLimitRemediation(kind string, pr *corev1.Probe, failure *kube.Warning, timeout int32, patch func(string, int32) string) []doctor.Remediation {
 	switch {
 	case failure != nil && probeTimedOut.MatchString(failure.Message):
 		return []doctor.Remediation{{
@@ -214,7 +226,7 @@ func undeclaredProbePort(g *kube.OwnerProblem, idx int, kind string, pr *corev1.
 			to = cp
 		}
 	}
-	text := fmt.Sprintf("the %s probe connects to port %d, which container %s does not declare (it declares %s), and is refused: point the probe at the port the app listens on",
+	text := fmt.Sprintf("the %s probe connects to port %d, which container %s does not declare (it declares %s), and is refused: if the app listens only on the declared port, point the probe there",
 		kind, port.IntVal, c.Name, strings.Join(declared, ", "))
 	if to == nil {
 		return doctor.Remediation{Text: text, Command: fmt.Sprintf("kubectl edit %s -n %s", g.Owner.KindName(), g.Owner.Ref.Namespace)}, true

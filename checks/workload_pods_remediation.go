@@ -115,8 +115,14 @@ func remediationFor(p *doctor.Pass, g *kube.OwnerProblem, a availability) []doct
 				if reg := registryOf(ex.Image); strings.Contains(reg, ".dkr.ecr.") && strings.HasSuffix(reg, ".amazonaws.com") {
 					text += "; ECR passwords expire after 12 hours, so a static secret stops working: use the kubelet's ECR credential provider or a job that refreshes it"
 				}
+				secret := names[0]
+				if len(names) > 1 {
+					// Which one is for this registry is in the Secrets,
+					// which kubectl-doctor does not read.
+					secret = "<secret-for-" + registryOf(ex.Image) + ">"
+				}
 				rem[len(rem)-1] = doctor.Remediation{Text: text,
-					Command: fmt.Sprintf("kubectl create secret docker-registry %s -n %s --docker-server=%s --docker-username=<user> --docker-password=<token> --dry-run=client -o yaml | kubectl apply -f -", names[0], ns, registryOf(ex.Image))}
+					Command: fmt.Sprintf("kubectl create secret docker-registry %s -n %s --docker-server=%s --docker-username=<user> --docker-password=<token> --dry-run=client -o yaml | kubectl apply -f -", secret, ns, registryOf(ex.Image))}
 			} else {
 				// A ServiceAccount's imagePullSecrets has no merge key: a merge
 				// patch would replace the secrets other workloads pull with.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +85,7 @@ gracefully. deploy/ holds the manifests ('kubectl apply -k deploy').`,
 func (o *ServeOptions) AddFlags(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.DurationVar(&o.Interval, "interval", o.Interval, "Time between the start of two scans")
-	fs.StringVar(&o.Listen, "listen", o.Listen, "Address to serve /metrics, /report, /healthz and /readyz on (the default answers this machine only: /report names objects; in a pod, --listen=:8080)")
+	fs.StringVar(&o.Listen, "listen", o.Listen, "Address to serve /metrics, /report, /healthz and /readyz on (default: this machine only, as /report names objects; :8080 in a pod)")
 	fs.StringSliceVar(&o.scan.Only, "check", nil, "Run only these checks")
 	fs.StringSliceVar(&o.scan.Skip, "skip", nil, "Do not run these checks")
 	o.scan.ci.addFlag(fs)
@@ -95,6 +96,11 @@ func (o *ServeOptions) AddFlags(cmd *cobra.Command) {
 
 // Complete selects the checks (reading --config) and the clusters.
 func (o *ServeOptions) Complete(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("listen") && os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
+		// In a pod, the kubelet's probes and Prometheus come from outside
+		// it: the loopback default would leave them refused.
+		o.Listen = ":8080"
+	}
 	return o.scan.Complete(cmd)
 }
 

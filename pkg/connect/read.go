@@ -113,8 +113,13 @@ func (o *Options) Unreachable(ctx context.Context, cfg *rest.Config, err error) 
 	var unknownAuthority x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
-	if errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) {
-		return fmt.Errorf("the API server at %s was reached but its TLS certificate does not verify against the kubeconfig's certificate-authority: %v", cfg.Host, err)
+	switch {
+	case errors.As(err, &unknownAuthority):
+		return fmt.Errorf("the API server at %s was reached but its TLS certificate is not signed by the kubeconfig's certificate-authority: %v", cfg.Host, err)
+	case errors.As(err, &hostname):
+		return fmt.Errorf("the API server at %s was reached but its TLS certificate is not valid for that address (the kubeconfig's server, or tls-server-name): %v", cfg.Host, err)
+	case errors.As(err, &invalid):
+		return fmt.Errorf("the API server at %s was reached but its TLS certificate is invalid (expired, or not yet valid?): %v", cfg.Host, err)
 	}
 	return fmt.Errorf("cannot reach the API server at %s: %v", cfg.Host, err)
 }

@@ -144,9 +144,12 @@ func (r *Report) CoverageLine() string {
 	}
 	if len(idle) > 0 {
 		// They passed on nothing: the add-on they judge is not installed.
-		line += fmt.Sprintf("; %d had nothing to judge, the add-on is not installed: %s", len(idle), firstN(idle, 4))
+		line += fmt.Sprintf("; %d had nothing to judge, the cluster does not serve what %s: %s", len(idle), map[bool]string{true: "it reads", false: "they read"}[len(idle) == 1], firstN(idle, 4))
 	}
 	if len(notRun)+len(partial)+len(disabled) == 0 {
+		if len(idle) > 0 && len(idle) == ran {
+			return line + "."
+		}
 		if len(idle) > 0 {
 			return line + "; every other check ran with all its data."
 		}

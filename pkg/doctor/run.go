@@ -236,7 +236,9 @@ func notInstalled(snap *snapshot.Snapshot, c *Check) string {
 	if len(kinds) == 0 {
 		return ""
 	}
-	return "nothing to judge: the cluster does not serve " + strings.Join(kinds, ", ") + " (not installed)"
+	// Not served at the version read: not installed, or (an older
+	// release) served at another version this check does not read.
+	return "nothing to judge: the cluster does not serve " + strings.Join(kinds, ", ") + " at the version read (not installed, or an older release)"
 }
 
 func appendUnique(list []string, s string) []string {

@@ -241,6 +241,10 @@ func ScaledToZero(s *snapshot.Snapshot, namespace string, sel labels.Selector) *
 	if sel == nil || sel.Empty() {
 		return nil
 	}
+	// Scaled to zero only when every Deployment and StatefulSet it
+	// selects is: the parked half of a blue/green pair is not the
+	// Service's story while the other half runs.
+	var zero *Workload
 	for w := range Workloads(s) {
 		if w.Ref.Namespace != namespace || w.Spec == nil {
 			continue
@@ -255,9 +259,15 @@ func ScaledToZero(s *snapshot.Snapshot, namespace string, sel labels.Selector) *
 		default:
 			continue
 		}
-		if replicas != nil && *replicas == 0 && sel.Matches(labels.Set(tmpl)) {
-			return w
+		if !sel.Matches(labels.Set(tmpl)) {
+			continue
+		}
+		if replicas == nil || *replicas > 0 {
+			return nil
+		}
+		if zero == nil {
+			zero = w
 		}
 	}
-	return nil
+	return zero
 }
