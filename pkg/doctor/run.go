@@ -11,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
 	"github.com/kubectl-doctor/kubectl-doctor/pkg/snapshot"
 )
 
@@ -578,6 +582,20 @@ func Fold(fs []Finding) []Finding {
 	return out
 }
 
+// byName says whether the object of resource r named name passes in, and
+// whether that is known: an unread resource keeps its findings (unknown).
+func byName[T any](snap *snapshot.Snapshot, r snapshot.Resource, items []T, name string, nameOf func(*T) string, in func(*T) bool) (keep, known bool) {
+	if snap.Err(r) != nil {
+		return true, false
+	}
+	for i := range items {
+		if nameOf(&items[i]) == name {
+			return in(&items[i]), true
+		}
+	}
+	return false, true
+}
+
 // scopeNamespace keeps, in a scan of one namespace (-n), the findings on
 // that namespace's objects and on the cluster-scoped objects it depends on:
 // the nodes that run or were meant to run its pods, its Namespace object,
@@ -611,41 +629,26 @@ func scopeNamespace(fs []Finding, snap *snapshot.Snapshot) ([]Finding, int) {
 		case "Namespace":
 			return o.Name == ns, true
 		case "PersistentVolume":
-			if snap.Err(snapshot.PersistentVolumes) != nil {
-				return true, false
-			}
-			for _, pv := range snap.PersistentVolumes() {
-				if pv.Name == o.Name {
-					return pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == ns, true
-				}
-			}
-			return false, true
+			return byName(snap, snapshot.PersistentVolumes, snap.PersistentVolumes(), o.Name,
+				func(pv *corev1.PersistentVolume) string { return pv.Name },
+				func(pv *corev1.PersistentVolume) bool {
+					return pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == ns
+				})
 		case "ClusterRoleBinding":
-			if snap.Err(snapshot.ClusterRoleBindings) != nil {
-				return true, false
-			}
-			for _, b := range snap.ClusterRoleBindings() {
-				if b.Name == o.Name {
-					for _, sub := range b.Subjects {
-						if sub.Namespace == ns || sub.Kind == "Group" && sub.Name == "system:serviceaccounts:"+ns {
-							return true, true
-						}
-					}
-					return false, true
-				}
-			}
-			return false, true
+			return byName(snap, snapshot.ClusterRoleBindings, snap.ClusterRoleBindings(), o.Name,
+				func(b *rbacv1.ClusterRoleBinding) string { return b.Name },
+				func(b *rbacv1.ClusterRoleBinding) bool {
+					return slices.ContainsFunc(b.Subjects, func(sub rbacv1.Subject) bool {
+						return sub.Namespace == ns || sub.Kind == "Group" && sub.Name == "system:serviceaccounts:"+ns
+					})
+				})
 		case "APIService":
 			// One served from this namespace is this namespace's.
-			if snap.Err(snapshot.APIServices) != nil {
-				return false, true
-			}
-			for _, a := range snap.APIServices() {
-				if a.Name == o.Name {
-					return a.Spec.Service != nil && a.Spec.Service.Namespace == ns, true
-				}
-			}
-			return false, true
+			return byName(snap, snapshot.APIServices, snap.APIServices(), o.Name,
+				func(a *apiregistrationv1.APIService) string { return a.Name },
+				func(a *apiregistrationv1.APIService) bool {
+					return a.Spec.Service != nil && a.Spec.Service.Namespace == ns
+				})
 		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ClusterIssuer", "ClusterSecretStore", "GatewayClass":
 			// Their checks report them under -n only when this
 			// namespace uses them.
