@@ -298,7 +298,14 @@ func (o *ScanOptions) scanContextCost(ctx context.Context, name string, errOut i
 		return nil, err
 	}
 	r := o.runChecks(ctx, snap, o.Now, start.Add(cl.Timeout), name)
-	r.Cluster = doctor.Cluster{Server: cl.Config.Host, Version: snap.ServerVersion, Namespace: cl.Namespace}
+	r.Cluster = doctor.Cluster{Server: cl.Config.Host, Version: snap.ServerVersion, Context: name, Namespace: cl.Namespace}
+	if name == "" {
+		r.Cluster.Context = raw.CurrentContext
+		if c := o.cluster.Flags.Context; c != nil && *c != "" {
+			r.Cluster.Context = *c
+		}
+	}
+	stamp(r)
 	r.Requests, r.Retries = cl.Requests()
 	r.Duration = doctor.Duration(time.Since(start))
 	cl.PrintStats(errOut)
@@ -331,6 +338,7 @@ func (o *ScanOptions) scanCapture(ctx context.Context, name, path string, errOut
 		source = res.Header.Server
 	}
 	r.Cluster = doctor.Cluster{Server: source, Version: res.Snapshot.ServerVersion, Namespace: o.offline.namespace}
+	stamp(r)
 	r.Duration = doctor.Duration(time.Since(start))
 	return r, nil
 }

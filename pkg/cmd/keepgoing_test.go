@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -183,5 +184,32 @@ func TestChecksJSON(t *testing.T) {
 	streams, _, _, errOut = genericiooptions.NewTestIOStreams()
 	if code := Execute(context.Background(), streams, []string{"checks", "-o", "xml"}); code != ExitError || !strings.Contains(errOut.String(), `unknown format "xml"`) {
 		t.Errorf("checks -o xml: exit %d, %q", code, errOut)
+	}
+}
+
+// TestFromGivenTwice: a second --from is a usage error, never a silent
+// replacement of the first.
+func TestFromGivenTwice(t *testing.T) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "--from", "other.yaml"})
+	if code != ExitError || out.Len() != 0 || !strings.Contains(errOut.String(), "given twice") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestReportStamped: a report says when it was made and by which
+// kubectl-doctor (a kept or served report says how old it is).
+func TestReportStamped(t *testing.T) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	if code := Execute(context.Background(), streams, []string{"--from", podsAndReplicaSets, "-o", "json", "--fail-on", "never"}); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r doctor.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	at, err := time.Parse(time.RFC3339, r.GeneratedAt)
+	if err != nil || time.Since(at) > time.Minute || time.Since(at) < -time.Minute || r.DoctorVersion == "" || r.Cluster.Context != "" {
+		t.Errorf("generatedAt %q (%v), doctorVersion %q, context %q (none offline)", r.GeneratedAt, err, r.DoctorVersion, r.Cluster.Context)
 	}
 }

@@ -178,6 +178,10 @@ func (o *ScanOptions) Run(ctx context.Context) error {
 		runtime.KeepAlive(snap)
 	}
 	r.Cluster = doctor.Cluster{Server: source, Version: snap.ServerVersion, Namespace: o.cluster.Namespace, AgesAsOf: o.offline.agesAsOf}
+	if o.offline.From == "" {
+		r.Cluster.Context = o.clusterName()
+	}
+	stamp(r)
 	r.Requests, r.Retries = o.cluster.Requests()
 	r.Duration = doctor.Duration(time.Since(start))
 	o.ci.applyFor(r, snap, now, o.clusterName())
@@ -230,4 +234,9 @@ func writeHeapProfile(path string) error {
 	}
 	defer f.Close()
 	return pprof.Lookup("heap").WriteTo(f, 0)
+}
+
+// stamp records when the report was made and by which kubectl-doctor.
+func stamp(r *doctor.Report) {
+	r.GeneratedAt, r.DoctorVersion = time.Now().UTC().Format(time.RFC3339), versionString()
 }

@@ -43,7 +43,7 @@ type offlineOptions struct {
 }
 
 func (o *offlineOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.From, "from", "", "Scan `PATH` instead of the cluster, with no kubeconfig: a file from 'kubectl doctor dump', "+
+	fs.Var((*onceString)(&o.From), "from", "Scan `PATH` instead of the cluster, with no kubeconfig: a file from 'kubectl doctor dump', "+
 		"'kubectl cluster-info dump' output, 'kubectl get -o yaml|json' output, a directory of them, or a support bundle (- reads stdin)")
 	fs.StringVar(&o.MaxDocument, "max-document-size", "1Gi", "With --from: the largest JSON value or YAML document read (a List counts as one)")
 	fs.StringVar(&o.MaxInput, "max-input-size", "16Gi", "With --from: the most bytes read from the input, decompressed")
@@ -231,3 +231,19 @@ func parseSize(flag, v string) (int64, error) {
 	}
 	return q.Value(), nil
 }
+
+// onceString is a string flag given at most once: a second --from would
+// silently replace the first, so that a user who meant both scans one.
+type onceString string
+
+func (s *onceString) String() string { return string(*s) }
+
+func (s *onceString) Set(v string) error {
+	if *s != "" {
+		return fmt.Errorf("given twice (%s, %s): name several captures in one --from, comma-separated", *s, v)
+	}
+	*s = onceString(v)
+	return nil
+}
+
+func (s *onceString) Type() string { return "string" }

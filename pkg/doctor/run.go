@@ -309,6 +309,11 @@ type Report struct {
 	// Error is why the scan could not run at all (FailedReport): the
 	// kubeconfig, the cluster or the --from input. No check ran.
 	Error string `json:"error,omitempty"`
+	// GeneratedAt is when the report was made (RFC 3339, UTC) and
+	// DoctorVersion by which kubectl-doctor: a report kept or served
+	// (serve's /report) says how old it is and what judged it.
+	GeneratedAt   string `json:"generatedAt,omitempty"`
+	DoctorVersion string `json:"doctorVersion,omitempty"`
 	// OutsideNamespace counts, in a scan of one namespace (-n), the
 	// findings on cluster-scoped objects that namespace does not depend on,
 	// left out of the report (a scan without -n shows them).
@@ -329,8 +334,10 @@ type Missing struct {
 
 // Cluster identifies what was scanned.
 type Cluster struct {
-	Server    string `json:"server"`
-	Version   string `json:"version"`
+	Server  string `json:"server"`
+	Version string `json:"version"`
+	// Context is the kubeconfig context scanned (live scans).
+	Context   string `json:"context,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	// AgesAsOf is set for a capture that does not say when it was taken:
 	// ages are measured from its newest timestamp (RFC 3339), so every age
