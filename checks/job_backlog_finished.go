@@ -86,7 +86,7 @@ func reportFinishedPiles(p *doctor.Pass, jobs []batchv1.Job, crons *kube.CronJob
 				{Text: "set spec.ttlSecondsAfterFinished in what creates them (a CI template, a script, an operator), so the TTL controller deletes each when it is done",
 					Command: fmt.Sprintf("kubectl get jobs -n %s --sort-by=.status.completionTime", ns)},
 				{Text: "delete the finished ones the list shows (their pods go with them); these are the first",
-					Command: fmt.Sprintf("kubectl delete job -n %s %s", ns, strings.Join(firstNames(g.names, 10), " "))}}})
+					Command: fmt.Sprintf("kubectl delete job -n %s %s", ns, strings.Join(clip(g.names, 10), " "))}}})
 	}
 }
 
@@ -109,13 +109,6 @@ func limitOf(v *int32, def int32) int {
 		return int(def)
 	}
 	return int(*v)
-}
-
-func firstNames(names []string, n int) []string {
-	if len(names) > n {
-		return names[:n]
-	}
-	return names
 }
 
 func limitWords(v *int32, def int32) string {
