@@ -119,10 +119,19 @@ func runNodeDrift(p *doctor.Pass) error {
 	server, _ := version.ParseGeneric(p.Snapshot.ServerVersion)
 	// Virtual kubelets run the provider's software, not a machine's: no
 	// skew or drift of theirs is the operator's to drain and upgrade.
-	var nodes []corev1.Node
-	for _, n := range p.Snapshot.Nodes() {
-		if !kube.VirtualNode(&n) {
-			nodes = append(nodes, n)
+	// The snapshot's nodes as they are, copied only when there are
+	// virtual ones to leave out (a Node is 800 bytes; 5,000 of them).
+	nodes := p.Snapshot.Nodes()
+	for i := range nodes {
+		if kube.VirtualNode(&nodes[i]) {
+			var real []corev1.Node
+			for j := range nodes {
+				if !kube.VirtualNode(&nodes[j]) {
+					real = append(real, nodes[j])
+				}
+			}
+			nodes = real
+			break
 		}
 	}
 	for _, pool := range kube.Pools(nodes) {

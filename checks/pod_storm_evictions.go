@@ -90,11 +90,12 @@ func collectEvictions(p *doctor.Pass, own *kube.Owners) map[string]*evictionGrou
 		return g
 	}
 	seen := map[types.UID]bool{}
-	byName := map[string]*corev1.Pod{}
+	type nsName struct{ ns, name string }
+	byName := make(map[nsName]*corev1.Pod, len(p.Snapshot.Pods()))
 	pods := p.Snapshot.Pods()
 	for i := range pods {
 		pod := pods[i]
-		byName[pod.Namespace+"/"+pod.Name] = pod
+		byName[nsName{pod.Namespace, pod.Name}] = pod
 		var e kube.Eviction
 		var at time.Time
 		msg := pod.Status.Message
@@ -125,7 +126,7 @@ func collectEvictions(p *doctor.Pass, own *kube.Owners) map[string]*evictionGrou
 			if w.Kind != "Pod" || (w.UID != "" && seen[w.UID]) {
 				continue
 			}
-			if cur := byName[w.Namespace+"/"+w.Name]; cur != nil && (w.UID == "" || cur.UID == w.UID) {
+			if cur := byName[nsName{w.Namespace, w.Name}]; cur != nil && (w.UID == "" || cur.UID == w.UID) {
 				continue // the pod is listed: counted from its status, or not evicted
 			}
 			e, ok := kube.ParseEviction(w.Message)

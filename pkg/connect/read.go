@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sversion "k8s.io/apimachinery/pkg/version"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -129,11 +128,11 @@ func (o *Options) Unreachable(ctx context.Context, cfg *rest.Config, err error) 
 // cache; a user who may not get namespaces is not stopped (the reads say
 // what they could see).
 func namespaceMissing(ctx context.Context, cfg *rest.Config, ns string) bool {
-	cs, err := kubernetes.NewForConfig(cfg)
+	c, err := snapshot.GroupClient(cfg, corev1.SchemeGroupVersion)
 	if err != nil {
 		return false
 	}
-	_, err = cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{ResourceVersion: "0"})
+	err = c.Get().Resource("namespaces").Name(ns).Param("resourceVersion", "0").Do(ctx).Error()
 	return apierrors.IsNotFound(err)
 }
 

@@ -374,14 +374,18 @@ func sidecar(pod *corev1.Pod, name string) bool {
 	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
-// initialized: the pod's Initialized condition is True.
+// initialized: the pod's Initialized condition is True, or it has none
+// and its Ready condition is True (which implies it; the snapshot drops the
+// conditions a True Ready implies).
 func initialized(pod *corev1.Pod) bool {
+	ready := false
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodInitialized {
 			return c.Status == corev1.ConditionTrue
 		}
+		ready = ready || c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
 	}
-	return false
+	return ready
 }
 
 func containerSpec(pod *corev1.Pod, name string, init bool) *corev1.Container {

@@ -242,19 +242,25 @@ func explain(s *snapshot.Snapshot, pod *corev1.Pod) *Fit {
 // them by node; false when no node is allowed at all: such a pod waits for
 // a taint to go, not for room.
 func TaintBlocked(place *Placement, nodes []corev1.Node) (map[string][]corev1.Taint, bool) {
-	allowed := place.MatchingNodes(nodes)
-	if len(allowed) == 0 {
-		return nil, false
-	}
-	blocking := map[string][]corev1.Taint{}
-	for _, n := range allowed {
+	// One pass, no list of the matching nodes: a pending pod is judged
+	// against every node, and the first matching node without a blocking
+	// taint ends it.
+	var blocking map[string][]corev1.Taint
+	for i := range nodes {
+		n := &nodes[i]
+		if !place.Matches(n) {
+			continue
+		}
 		ts := place.BlockingTaints(n)
 		if len(ts) == 0 {
 			return nil, false
 		}
+		if blocking == nil {
+			blocking = map[string][]corev1.Taint{}
+		}
 		blocking[n.Name] = ts
 	}
-	return blocking, true
+	return blocking, blocking != nil
 }
 
 // OnlyFull says the nodes the pod may use (selector, taints and cordon

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"slices"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -79,6 +80,14 @@ func PodsOn(s *snapshot.Snapshot, node string) int64 {
 func nodeUses(s *snapshot.Snapshot) map[string]*nodeUse {
 	return snapshot.Memo(s, nodeUseKey{}, func() map[string]*nodeUse {
 		out := map[string]*nodeUse{}
+		// The pods of one template share their containers (the snapshot's
+		// trimmer shares equal slices), so their requests are summed once.
+		type shape struct {
+			containers, init *corev1.Container
+			nc, ni           int
+			resources        *corev1.ResourceRequirements
+		}
+		requests := map[shape]corev1.ResourceList{}
 		for _, p := range s.Pods() {
 			if p.Spec.NodeName == "" || Terminal(p) {
 				continue
@@ -89,7 +98,19 @@ func nodeUses(s *snapshot.Snapshot) map[string]*nodeUse {
 				out[p.Spec.NodeName] = u
 			}
 			u.pods++
-			for r, q := range PodRequests(p) {
+			var req corev1.ResourceList
+			if p.Spec.Overhead == nil {
+				k := shape{containers: unsafe.SliceData(p.Spec.Containers), init: unsafe.SliceData(p.Spec.InitContainers),
+					nc: len(p.Spec.Containers), ni: len(p.Spec.InitContainers), resources: p.Spec.Resources}
+				var ok bool
+				if req, ok = requests[k]; !ok {
+					req = PodRequests(p)
+					requests[k] = req
+				}
+			} else {
+				req = PodRequests(p)
+			}
+			for r, q := range req {
 				sum := u.requested[r]
 				sum.Add(q)
 				u.requested[r] = sum

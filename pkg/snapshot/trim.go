@@ -20,7 +20,8 @@ import (
 // sources of volumes other than hostPath and persistentVolumeClaim (of a
 // configMap or secret volume only the object's name is kept). Container
 // ports are kept (name, number, protocol: a Service's targetPort is judged by
-// them) and shared between the pods of a template.
+// them) and shared between the pods of a template. Of a ready pod's
+// conditions, those its Ready condition implies are dropped (readyConditions).
 // Container resources are kept: OOM kills and scheduling are judged by them. At 30,000 pods this is most of
 // the memory a scan holds. A check that needs a trimmed field must keep it
 // here: fixture snapshots are trimmed the same way, so a fixture test fails
@@ -67,6 +68,9 @@ func (tr *Trimmer) Trim(obj runtime.Object) {
 	if spec, _ := PodSpecOf(obj); spec != nil {
 		tr.trimPodSpec(spec)
 		tr.sharePodSpec(spec)
+	}
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.Status.Conditions = readyConditions(p.Status.Conditions)
 	}
 	if tr == nil {
 		return
@@ -129,6 +133,41 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 			*v = corev1.VolumeSource{}
 		}
 	}
+}
+
+// impliedByReady are the pod conditions a True Ready condition implies: a
+// kubelet sets Ready only once the sandbox is up (PodReadyToStartContainers),
+// the init containers have run (Initialized) and every container is ready
+// (ContainersReady), and only bound pods run (PodScheduled).
+var impliedByReady = map[corev1.PodConditionType]bool{corev1.PodReadyToStartContainers: true, corev1.PodInitialized: true,
+	corev1.ContainersReady: true, corev1.PodScheduled: true}
+
+// readyConditions drops, from the conditions of a ready pod, the True
+// conditions its Ready condition implies. A v1.37 kubelet writes five
+// conditions per pod (600 bytes), most pods are ready, and no check reads
+// them there: checks judge the not-ready pods, whose conditions are all
+// kept, and read a ready pod's Ready condition and its time (kept), and
+// any other condition (readiness gates, DisruptionTarget; kept). A pod
+// without a True Ready condition is returned as it is.
+func readyConditions(cs []corev1.PodCondition) []corev1.PodCondition {
+	ready, drop := false, 0
+	for i := range cs {
+		if cs[i].Type == corev1.PodReady && cs[i].Status == corev1.ConditionTrue {
+			ready = true
+		} else if impliedByReady[cs[i].Type] && cs[i].Status == corev1.ConditionTrue {
+			drop++
+		}
+	}
+	if !ready || drop == 0 {
+		return cs
+	}
+	out := make([]corev1.PodCondition, 0, len(cs)-drop)
+	for _, c := range cs {
+		if !impliedByReady[c.Type] || c.Status != corev1.ConditionTrue {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // tokenVolume is the projected ServiceAccount token volume the API server's

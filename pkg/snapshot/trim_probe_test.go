@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,5 +100,44 @@ func TestTrimSharesContainersAcrossTokenVolumes(t *testing.T) {
 	tr.Trim(c)
 	if c.Spec.Volumes[1].Name != "kube-api-access-abcde" {
 		t.Errorf("an emptyDir volume named like a token volume was renamed: %q", c.Spec.Volumes[1].Name)
+	}
+}
+
+// TestTrimDropsConditionsReadyImplies: a ready pod keeps its Ready
+// condition (and its time), a readiness gate and a DisruptionTarget, and
+// loses the True conditions Ready implies; a pod that is not ready, or
+// whose implied condition is not True, keeps every condition.
+func TestTrimDropsConditionsReadyImplies(t *testing.T) {
+	cond := func(typ corev1.PodConditionType, st corev1.ConditionStatus) corev1.PodCondition {
+		return corev1.PodCondition{Type: typ, Status: st}
+	}
+	types := func(p *corev1.Pod) []string {
+		var out []string
+		for _, c := range p.Status.Conditions {
+			out = append(out, string(c.Type)+"="+string(c.Status))
+		}
+		return out
+	}
+	kubelet := func(ready corev1.ConditionStatus, extra ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Conditions: append([]corev1.PodCondition{
+			cond(corev1.PodReadyToStartContainers, corev1.ConditionTrue), cond(corev1.PodInitialized, corev1.ConditionTrue),
+			cond(corev1.PodReady, ready), cond(corev1.ContainersReady, ready), cond(corev1.PodScheduled, corev1.ConditionTrue)}, extra...)}}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want string
+	}{
+		{"ready", kubelet(corev1.ConditionTrue), "[Ready=True]"},
+		{"ready with a gate and a disruption", kubelet(corev1.ConditionTrue, cond("example.com/lb", corev1.ConditionTrue), cond(corev1.DisruptionTarget, corev1.ConditionTrue)),
+			"[Ready=True example.com/lb=True DisruptionTarget=True]"},
+		{"not ready", kubelet(corev1.ConditionFalse), "[PodReadyToStartContainers=True Initialized=True Ready=False ContainersReady=False PodScheduled=True]"},
+		{"ready, an implied condition False", &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			cond(corev1.PodReady, corev1.ConditionTrue), cond(corev1.PodInitialized, corev1.ConditionFalse)}}}, "[Ready=True Initialized=False]"},
+	} {
+		Trim(tc.pod)
+		if got := fmt.Sprint(types(tc.pod)); got != tc.want {
+			t.Errorf("%s: conditions %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
