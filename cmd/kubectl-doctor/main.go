@@ -21,11 +21,12 @@ import (
 
 func main() {
 	// A scan holds one snapshot and exits: trade GC work for a smaller
-	// peak (the heap may grow to 1.25x the live snapshot, not 2x). At 30,000
-	// pods this is about 15% more CPU for 30 MiB less (docs/performance.md).
-	// GOGC in the environment still wins.
+	// peak (the heap may grow to 1.15x the live snapshot, not 2x). At 30,000
+	// pods this is about 0.5 s more CPU than GOGC=50 for 25 MiB less; the
+	// pod spec cache (pkg/snapshot/podspecs.go) saved more CPU than that
+	// (docs/performance.md). GOGC in the environment still wins.
 	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(25)
+		debug.SetGCPercent(15)
 	}
 	// client-go logs through klog; the user gets our one-line errors instead.
 	klog.SetOutput(io.Discard)

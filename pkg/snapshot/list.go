@@ -23,7 +23,7 @@ func listTyped(ctx context.Context, cfg *rest.Config, r Resource, ns string, str
 	if gv.Group == "" {
 		c.APIPath = "/api"
 	}
-	c.NegotiatedSerializer = streamCodecs()
+	c.NegotiatedSerializer = streamCodecs(tr)
 	client, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, err

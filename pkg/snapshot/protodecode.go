@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,12 +25,16 @@ import (
 // every string and byte field it keeps, so nothing of the frame survives).
 // Anything it does not recognise (JSON, an encoded envelope, an unknown
 // kind, a decode into a given object) goes to client-go's own decoders.
-type streamSerializer struct{ runtime.NegotiatedSerializer }
+type streamSerializer struct {
+	runtime.NegotiatedSerializer
+	tr *Trimmer
+}
 
 // streamCodecs is Codecs().WithoutConversion() with the in-place protobuf
-// decoders.
-func streamCodecs() runtime.NegotiatedSerializer {
-	return streamSerializer{Codecs().WithoutConversion()}
+// decoders; pods decoded through it must then be trimmed by tr (nil: no
+// spec cache).
+func streamCodecs(tr *Trimmer) runtime.NegotiatedSerializer {
+	return streamSerializer{Codecs().WithoutConversion(), tr}
 }
 
 func (s streamSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
@@ -41,7 +46,7 @@ func (s streamSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 		stream := *info.StreamSerializer
 		stream.Serializer = eventDecoder{stream.Serializer}
 		info.StreamSerializer = &stream
-		info.Serializer = objectDecoder{info.Serializer}
+		info.Serializer = objectDecoder{info.Serializer, s.tr}
 		infos[i] = info
 	}
 	return infos
@@ -49,8 +54,12 @@ func (s streamSerializer) SupportedMediaTypes() []runtime.SerializerInfo {
 
 var protoMagic = []byte{0x6b, 0x38, 0x73, 0x00} // "k8s\x00": the envelope of a protobuf object
 
-// objectDecoder decodes an enveloped protobuf object in place.
-type objectDecoder struct{ runtime.Serializer }
+// objectDecoder decodes an enveloped protobuf object in place; with a
+// Trimmer, pods read their spec from its cache (podspecs.go).
+type objectDecoder struct {
+	runtime.Serializer
+	tr *Trimmer
+}
 
 func (d objectDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	if into == nil && bytes.HasPrefix(data, protoMagic) {
@@ -61,7 +70,15 @@ func (d objectDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, in
 					if metadataFirst(obj) {
 						scratch := scratchPool.Get().(*[]byte)
 						if trimmed, ok := withoutManagedFields((*scratch)[:0], raw); ok {
-							err = u.Unmarshal(trimmed)
+							if pod, isPod := obj.(*corev1.Pod); isPod && d.tr != nil {
+								var rest []byte
+								rest, err = d.tr.decodePod(pod, trimmed, trimmed[len(trimmed):])
+								if cap(rest) > cap(trimmed) {
+									trimmed = rest
+								}
+							} else {
+								err = u.Unmarshal(trimmed)
+							}
 							*scratch = trimmed[:0]
 						} else {
 							err = u.Unmarshal(raw)

@@ -14,7 +14,7 @@ import (
 // not recognise to client-go's decoders.
 func TestInPlaceProtobufDecodingMatchesClientGo(t *testing.T) {
 	info, ok := runtime.SerializerInfoForMediaType(Codecs().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
-	fast, _ := runtime.SerializerInfoForMediaType(streamCodecs().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	fast, _ := runtime.SerializerInfoForMediaType(streamCodecs(nil).SupportedMediaTypes(), runtime.ContentTypeProtobuf)
 	if !ok || fast.StreamSerializer == nil {
 		t.Fatal("no protobuf serializer")
 	}

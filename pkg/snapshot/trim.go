@@ -44,11 +44,16 @@ type Trimmer struct {
 	strs   map[string]string
 	shared map[string]any
 	vals   map[any]any
+	// specs are trimmed pod specs by the key of their bytes, marks what
+	// the decoder noted of the pods it read (podspecs.go).
+	specs map[specKey]*corev1.PodSpec
+	marks map[*corev1.Pod]podSpecMark
 }
 
 // NewTrimmer returns a Trimmer with empty tables.
 func NewTrimmer() *Trimmer {
-	return &Trimmer{lists: map[string]corev1.ResourceList{}, strs: map[string]string{}, shared: map[string]any{}}
+	return &Trimmer{lists: map[string]corev1.ResourceList{}, strs: map[string]string{}, shared: map[string]any{},
+		specs: map[specKey]*corev1.PodSpec{}, marks: map[*corev1.Pod]podSpecMark{}}
 }
 
 // Trim trims obj in place (see Trim); a nil Trimmer shares nothing.
@@ -65,9 +70,17 @@ func (tr *Trimmer) Trim(obj runtime.Object) {
 			}
 		}
 	}
-	if spec, _ := PodSpecOf(obj); spec != nil {
+	var mark podSpecMark
+	var marked bool
+	if p, ok := obj.(*corev1.Pod); ok && tr != nil {
+		mark, marked = tr.takeMark(p)
+	}
+	if spec, _ := PodSpecOf(obj); spec != nil && !mark.hit {
 		tr.trimPodSpec(spec)
 		tr.sharePodSpec(spec)
+		if marked {
+			tr.cacheSpec(mark, spec)
+		}
 	}
 	if p, ok := obj.(*corev1.Pod); ok {
 		p.Status.Conditions = readyConditions(p.Status.Conditions)

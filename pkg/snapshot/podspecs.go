@@ -1,0 +1,157 @@
+package snapshot
+
+import (
+	"bytes"
+	"crypto/sha256"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The pods of one template carry the same spec but for their node (and,
+// since the ServiceAccount admission names each pod's token volume
+// kube-api-access-<5 random characters>, that name). Decoding, trimming and
+// sharing 30,000 copies of 300 specs was a third of a scan's CPU and most
+// of its garbage. So the decoder reads a pod's spec once per distinct
+// spec: it looks the spec's bytes up (node name left out, token volume
+// suffix masked) among the specs the Trimmer has already trimmed, and a pod
+// that finds its spec gets a copy of it with its own node name; only the
+// first pod of each template decodes its spec. The result is the one
+// trimming the pod's own spec gives: the masked suffix is all that
+// differs, and trimming renames the token volume (renameTokenVolume); a
+// spec is cached only when every masked occurrence was that volume or a
+// mount of it.
+
+const (
+	podSpecNumber     = 2  // Pod.spec
+	podNodeNameNumber = 10 // PodSpec.nodeName
+)
+
+// tokenPattern is the protobuf encoding of a token volume's name as a
+// string field's contents: its length (21) and its prefix; the 5 bytes
+// after it are the random suffix.
+var tokenPattern = append([]byte{byte(len(tokenVolume) + 6)}, tokenVolume+"-"...)
+
+type specKey [sha256.Size]byte
+
+// podSpecMark is what the decoder tells Trim about a pod: its spec came from
+// the cache (hit), or it is the first of its key (tokens: the masked
+// occurrences, to be checked against the trimmed spec).
+type podSpecMark struct {
+	hit    bool
+	key    specKey
+	tokens int
+}
+
+// decodePod unmarshals a pod's bytes (raw, without managedFields), taking
+// its spec from the cache when an equal one was trimmed before. scratch is
+// reusable memory; the grown scratch is returned.
+func (tr *Trimmer) decodePod(pod *corev1.Pod, raw, scratch []byte) ([]byte, error) {
+	rest := scratch[:0]
+	var spec []byte
+	specs := 0
+	err := eachFieldRaw(raw, func(num int, field, v []byte) error {
+		if num == podSpecNumber {
+			spec, specs = v, specs+1
+			return nil
+		}
+		rest = append(rest, field...)
+		return nil
+	})
+	if err != nil || specs != 1 {
+		return rest, pod.Unmarshal(raw)
+	}
+	var nodeName []byte
+	keyBytes := rest[len(rest):]
+	err = eachFieldRaw(spec, func(num int, field, v []byte) error {
+		if num == podNodeNameNumber {
+			nodeName = v
+			return nil
+		}
+		keyBytes = append(keyBytes, field...)
+		return nil
+	})
+	if err != nil {
+		return rest, pod.Unmarshal(raw)
+	}
+	tokens := 0
+	for i := 0; ; {
+		j := bytes.Index(keyBytes[i:], tokenPattern)
+		if j < 0 || i+j+len(tokenPattern)+5 > len(keyBytes) {
+			break
+		}
+		at := i + j + len(tokenPattern)
+		copy(keyBytes[at:at+5], "*****")
+		tokens++
+		i = at + 5
+	}
+	key := specKey(sha256.Sum256(keyBytes))
+	tr.mu.Lock()
+	cached := tr.specs[key]
+	tr.mu.Unlock()
+	if err := pod.Unmarshal(rest); err != nil {
+		return rest, err
+	}
+	mark := podSpecMark{key: key, tokens: tokens}
+	if cached != nil {
+		pod.Spec = *cached
+		tr.mu.Lock()
+		pod.Spec.NodeName = tr.str(string(nodeName))
+		tr.mu.Unlock()
+		mark.hit = true
+	} else if err := pod.Spec.Unmarshal(spec); err != nil {
+		return rest, err
+	}
+	tr.mu.Lock()
+	tr.marks[pod] = mark
+	tr.mu.Unlock()
+	return rest, nil
+}
+
+// takeMark returns and forgets what the decoder noted about pod.
+func (tr *Trimmer) takeMark(pod *corev1.Pod) (podSpecMark, bool) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	m, ok := tr.marks[pod]
+	if ok {
+		delete(tr.marks, pod)
+	}
+	return m, ok
+}
+
+// cacheSpec keeps the trimmed, shared spec of the first pod of a key, when
+// the masked occurrences were exactly its token volume and the mounts of it
+// (so every pod of the key trims to this spec).
+func (tr *Trimmer) cacheSpec(m podSpecMark, spec *corev1.PodSpec) {
+	refs := 0
+	for _, v := range spec.Volumes {
+		if v.Name == tokenVolume {
+			refs++
+		}
+	}
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range cs {
+			for _, vm := range c.VolumeMounts {
+				if vm.Name == tokenVolume {
+					refs++
+				}
+			}
+		}
+	}
+	for _, c := range spec.EphemeralContainers {
+		for _, vm := range c.VolumeMounts {
+			if vm.Name == tokenVolume {
+				refs++
+			}
+		}
+	}
+	if refs != m.tokens {
+		return
+	}
+	c := *spec
+	c.NodeName = ""
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if _, ok := tr.specs[m.key]; !ok {
+		tr.specs[m.key] = &c
+	}
+}
