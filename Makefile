@@ -31,6 +31,7 @@ prometheus:
 
 test: lint controlplane prometheus
 	KUBECTL_DOCTOR_REQUIRE_PROMETHEUS=1 $(GO) test -count=1 -timeout 60m ./...
+	$(GO) test -count=1 -race ./pkg/snapshot   # the Trimmer and its spec cache are shared by the list goroutines
 
 # Without the control plane: fixture, engine and printer tests only.
 test-unit:

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -140,7 +141,9 @@ func asServed(o runtime.Object) runtime.Object {
 		// Ready condition at most. The others are added, True, as a kubelet
 		// writes them (the snapshot drops them from ready pods).
 		if ready, _ := kube.PodReady(pod); ready {
-			at := pod.CreationTimestamp
+			// A time of their own (not the creation time, which readers
+			// fall back to), so that a check reading one would show.
+			at := metav1.NewTime(pod.CreationTimestamp.Add(7 * time.Second))
 			for _, t := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodScheduled} {
 				if !slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool { return c.Type == t }) {
 					pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: at})

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // The pods of one template carry the same spec but for their node (and,
@@ -19,7 +20,7 @@ import (
 // trimming the pod's own spec gives: the masked suffix is all that
 // differs, and trimming renames the token volume (renameTokenVolume); a
 // spec is cached only when every masked occurrence was that volume or a
-// mount of it.
+// mount of it (cacheSpec).
 
 const (
 	podSpecNumber     = 2  // Pod.spec
@@ -119,39 +120,30 @@ func (tr *Trimmer) takeMark(pod *corev1.Pod) (podSpecMark, bool) {
 }
 
 // cacheSpec keeps the trimmed, shared spec of the first pod of a key, when
-// the masked occurrences were exactly its token volume and the mounts of it
-// (so every pod of the key trims to this spec).
-func (tr *Trimmer) cacheSpec(m podSpecMark, spec *corev1.PodSpec) {
-	refs := 0
-	for _, v := range spec.Volumes {
-		if v.Name == tokenVolume {
-			refs++
-		}
-	}
-	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range cs {
-			for _, vm := range c.VolumeMounts {
-				if vm.Name == tokenVolume {
-					refs++
-				}
-			}
-		}
-	}
-	for _, c := range spec.EphemeralContainers {
-		for _, vm := range c.VolumeMounts {
-			if vm.Name == tokenVolume {
-				refs++
-			}
-		}
-	}
-	if refs != m.tokens {
+// the masked occurrences were exactly the names trimming renamed (renamed:
+// the token volume and its mounts, each of the generated shape), so that
+// every pod of the key trims to this spec. Every renamed name is masked
+// (it has the pattern), so equal counts mean nothing else was: a PVC or a
+// ServiceAccount named like a token volume is not, and such a spec is not
+// cached. What is kept is a pointer to the pod's own spec, which nothing
+// writes after trimming: a spec seen once (a DaemonSet's pod, whose node
+// affinity names its node; a StatefulSet's, with its hostname) costs the
+// map entry, not a copy.
+func (tr *Trimmer) cacheSpec(m podSpecMark, spec *corev1.PodSpec, renamed int) {
+	if renamed != m.tokens {
 		return
 	}
-	c := *spec
-	c.NodeName = ""
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	if _, ok := tr.specs[m.key]; !ok {
-		tr.specs[m.key] = &c
+		tr.specs[m.key] = spec
+	}
+}
+
+// forget drops what the decoder noted of a pod that will not be trimmed
+// (a deleted pod, a bookmark's).
+func (tr *Trimmer) forget(obj runtime.Object) {
+	if p, ok := obj.(*corev1.Pod); ok && tr != nil {
+		tr.takeMark(p)
 	}
 }

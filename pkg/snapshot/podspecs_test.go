@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,11 +41,20 @@ func TestPodSpecCacheGivesWhatTrimmingGives(t *testing.T) {
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}})
 		case "notoken": // no token volume at all
 			p.Spec.Volumes, p.Spec.Containers[0].VolumeMounts = nil, nil
+		case "claim": // a claim named like a token volume, and an emptyDir named as a renamed one
+			p.Spec.Volumes = append(p.Spec.Volumes,
+				corev1.Volume{Name: tokenVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+				corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+					ClaimName: fmt.Sprintf("%s-%05d", tokenVolume, 70000+i)}}})
+		case "custom": // a token volume of another shape, and a ServiceAccount named like a token volume
+			p.Spec.Volumes[0].Name = tokenVolume + "-custom1"
+			p.Spec.Containers[0].VolumeMounts[0].Name = tokenVolume + "-custom1"
+			p.Spec.ServiceAccountName = fmt.Sprintf("%s-%05d", tokenVolume, 60000+i)
 		}
 		return p
 	}
 	n := 0
-	for _, template := range []string{"web", "db", "odd", "notoken"} {
+	for _, template := range []string{"web", "db", "odd", "notoken", "claim", "custom"} {
 		for i := range 6 {
 			p := mk(i, template)
 			data, err := runtime.Encode(Codecs().EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), p)
@@ -70,9 +80,61 @@ func TestPodSpecCacheGivesWhatTrimmingGives(t *testing.T) {
 	if len(tr.marks) != 0 {
 		t.Errorf("%d pods left marked after trimming", len(tr.marks))
 	}
-	// web and notoken: one spec each; db: one per pod (hostnames); odd:
-	// never cached (a masked name that is not the token volume's).
+	// web and notoken: one spec each; db: one per pod (hostnames); odd,
+	// claim and custom: never cached (a masked name that is not the token
+	// volume's).
 	if want := 2 + 6; len(tr.specs) != want {
 		t.Errorf("%d specs cached for %d pods, want %d", len(tr.specs), n, want)
+	}
+}
+
+// TestPodSpecCacheConcurrentDecoders: the list goroutines of a scan share
+// one Trimmer; pods of the same templates decoded and trimmed at once give
+// what each pod's own decode gives, and leave no mark behind (run with
+// -race by make test: a hit pod's spec, shared with the cache, must never be
+// written).
+func TestPodSpecCacheConcurrentDecoders(t *testing.T) {
+	info, _ := runtime.SerializerInfoForMediaType(Codecs().SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	tr := NewTrimmer()
+	fast, _ := runtime.SerializerInfoForMediaType(streamCodecs(tr).SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	var frames [][]byte
+	for i := range 40 {
+		token := fmt.Sprintf("%s-%05d", tokenVolume, i)
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p-%d", i), Namespace: "ns"},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i%5), Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}},
+				Containers: []corev1.Container{{Name: "app", Image: fmt.Sprintf("img:%d", i%2), VolumeMounts: []corev1.VolumeMount{{Name: token, MountPath: "/t"}},
+					Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}}},
+				Volumes: []corev1.Volume{{Name: token, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}}}}
+		data, err := runtime.Encode(Codecs().EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames = append(frames, data)
+	}
+	got := make([]runtime.Object, len(frames))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < len(frames); i += 4 {
+				o, _, err := fast.Serializer.Decode(frames[i], nil, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				tr.Trim(o)
+				got[i] = o
+			}
+		})
+	}
+	wg.Wait()
+	for i, data := range frames {
+		want, _, _ := info.Serializer.Decode(data, nil, nil)
+		NewTrimmer().Trim(want)
+		if !equality.Semantic.DeepEqual(want, got[i]) {
+			t.Errorf("pod %d decoded concurrently differs", i)
+		}
+	}
+	if len(tr.marks) != 0 || len(tr.specs) != 2 {
+		t.Errorf("%d marks left, %d specs cached (want 0 and 2)", len(tr.marks), len(tr.specs))
 	}
 }

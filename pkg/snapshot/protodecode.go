@@ -69,6 +69,12 @@ func (d objectDecoder) Decode(data []byte, defaults *schema.GroupVersionKind, in
 					var err error
 					if metadataFirst(obj) {
 						scratch := scratchPool.Get().(*[]byte)
+						if cap(*scratch) < 3*len(raw) {
+							// Room for the object, then a pod's bytes
+							// without its spec and its spec's key
+							// (decodePod): nothing is allocated again.
+							*scratch = make([]byte, 0, 3*len(raw))
+						}
 						if trimmed, ok := withoutManagedFields((*scratch)[:0], raw); ok {
 							if pod, isPod := obj.(*corev1.Pod); isPod && d.tr != nil {
 								var rest []byte

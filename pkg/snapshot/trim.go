@@ -76,10 +76,10 @@ func (tr *Trimmer) Trim(obj runtime.Object) {
 		mark, marked = tr.takeMark(p)
 	}
 	if spec, _ := PodSpecOf(obj); spec != nil && !mark.hit {
-		tr.trimPodSpec(spec)
+		renamed := tr.trimPodSpec(spec)
 		tr.sharePodSpec(spec)
 		if marked {
-			tr.cacheSpec(mark, spec)
+			tr.cacheSpec(mark, spec, renamed)
 		}
 	}
 	if p, ok := obj.(*corev1.Pod); ok {
@@ -120,7 +120,10 @@ func PodSpecOf(obj runtime.Object) (*corev1.PodSpec, string) {
 	return nil, ""
 }
 
-func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
+// trimPodSpec trims s in place and returns how many volume and mount names
+// of the token volume's generated shape (kube-api-access-<5 characters>) it
+// renamed (podspecs.go checks them against the masked bytes).
+func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) (renamed int) {
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
 		for i := range cs {
 			tr.trimContainer(&cs[i])
@@ -132,7 +135,7 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 	for i := range s.Volumes {
 		v := &s.Volumes[i].VolumeSource
 		if v.Projected != nil && strings.HasPrefix(s.Volumes[i].Name, tokenVolume+"-") {
-			renameTokenVolume(s, s.Volumes[i].Name)
+			renamed += renameTokenVolume(s, s.Volumes[i].Name)
 		}
 		switch {
 		case v.HostPath != nil, v.PersistentVolumeClaim != nil:
@@ -146,6 +149,7 @@ func (tr *Trimmer) trimPodSpec(s *corev1.PodSpec) {
 			*v = corev1.VolumeSource{}
 		}
 	}
+	return renamed
 }
 
 // impliedByReady are the pod conditions a True Ready condition implies: a
@@ -193,16 +197,25 @@ const tokenVolume = "kube-api-access"
 // difference between the containers of one template's pods: without it
 // they share one copy, like pods without a token. No check reads the name
 // (the volume's source is dropped below).
-func renameTokenVolume(s *corev1.PodSpec, name string) {
+//
+// It returns how many names it renamed when name has the generated shape
+// (the prefix, a dash and 5 characters), else 0.
+func renameTokenVolume(s *corev1.PodSpec, name string) (renamed int) {
+	count := 0
+	if len(name) == len(tokenVolume)+6 {
+		count = 1
+	}
 	for i := range s.Volumes {
 		if s.Volumes[i].Name == name {
 			s.Volumes[i].Name = tokenVolume
+			renamed += count
 		}
 	}
 	rename := func(ms []corev1.VolumeMount) {
 		for i := range ms {
 			if ms[i].Name == name {
 				ms[i].Name = tokenVolume
+				renamed += count
 			}
 		}
 	}
@@ -214,6 +227,7 @@ func renameTokenVolume(s *corev1.PodSpec, name string) {
 	for i := range s.EphemeralContainers {
 		rename(s.EphemeralContainers[i].VolumeMounts)
 	}
+	return renamed
 }
 
 func (tr *Trimmer) trimContainer(c *corev1.Container) {

@@ -3,8 +3,10 @@ package snapshot
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -114,24 +116,30 @@ func TestTrimDropsConditionsReadyImplies(t *testing.T) {
 	types := func(p *corev1.Pod) []string {
 		var out []string
 		for _, c := range p.Status.Conditions {
-			out = append(out, string(c.Type)+"="+string(c.Status))
+			s := string(c.Type) + "=" + string(c.Status)
+			if !c.LastTransitionTime.IsZero() {
+				s += "@" + c.LastTransitionTime.UTC().Format("15:04:05")
+			}
+			out = append(out, s)
 		}
 		return out
 	}
 	kubelet := func(ready corev1.ConditionStatus, extra ...corev1.PodCondition) *corev1.Pod {
+		readyAt := cond(corev1.PodReady, ready)
+		readyAt.LastTransitionTime = metav1.NewTime(time.Date(2026, 11, 27, 1, 2, 3, 0, time.UTC))
 		return &corev1.Pod{Status: corev1.PodStatus{Conditions: append([]corev1.PodCondition{
 			cond(corev1.PodReadyToStartContainers, corev1.ConditionTrue), cond(corev1.PodInitialized, corev1.ConditionTrue),
-			cond(corev1.PodReady, ready), cond(corev1.ContainersReady, ready), cond(corev1.PodScheduled, corev1.ConditionTrue)}, extra...)}}
+			readyAt, cond(corev1.ContainersReady, ready), cond(corev1.PodScheduled, corev1.ConditionTrue)}, extra...)}}
 	}
 	for _, tc := range []struct {
 		name string
 		pod  *corev1.Pod
 		want string
 	}{
-		{"ready", kubelet(corev1.ConditionTrue), "[Ready=True]"},
+		{"ready", kubelet(corev1.ConditionTrue), "[Ready=True@01:02:03]"},
 		{"ready with a gate and a disruption", kubelet(corev1.ConditionTrue, cond("example.com/lb", corev1.ConditionTrue), cond(corev1.DisruptionTarget, corev1.ConditionTrue)),
-			"[Ready=True example.com/lb=True DisruptionTarget=True]"},
-		{"not ready", kubelet(corev1.ConditionFalse), "[PodReadyToStartContainers=True Initialized=True Ready=False ContainersReady=False PodScheduled=True]"},
+			"[Ready=True@01:02:03 example.com/lb=True DisruptionTarget=True]"},
+		{"not ready", kubelet(corev1.ConditionFalse), "[PodReadyToStartContainers=True Initialized=True Ready=False@01:02:03 ContainersReady=False PodScheduled=True]"},
 		{"ready, an implied condition False", &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{
 			cond(corev1.PodReady, corev1.ConditionTrue), cond(corev1.PodInitialized, corev1.ConditionFalse)}}}, "[Ready=True Initialized=False]"},
 	} {

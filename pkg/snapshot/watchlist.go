@@ -66,6 +66,7 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 				}
 				key := m.GetNamespace() + "/" + m.GetName()
 				if ev.Type == watch.Deleted {
+					tr.forget(ev.Object)
 					delete(byKey, key)
 					continue
 				}
@@ -75,6 +76,7 @@ func watchList(ctx context.Context, client *rest.RESTClient, r Resource, ns stri
 				tr.Trim(ev.Object)
 				byKey[key] = ev.Object
 			case watch.Bookmark:
+				tr.forget(ev.Object)
 				m, err := meta.Accessor(ev.Object)
 				if err == nil && m.GetAnnotations()[initialEventsEnd] == "true" {
 					return fileStreamed(list, order, byKey, m.GetResourceVersion())
