@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,8 +25,109 @@ import (
 
 const (
 	podSpecNumber     = 2  // Pod.spec
+	podStatusNumber   = 3  // Pod.status
 	podNodeNameNumber = 10 // PodSpec.nodeName
 )
+
+// What sharePodStatus drops of a pod's status is not decoded at all: the
+// PodStatus field podIPs (12) and, of each container status (in the fields
+// initContainerStatuses 10, containerStatuses 8, ephemeralContainerStatuses
+// 13), the kubelet's containerID (8), allocatedResources (10), resources
+// (11), volumeMounts (12), user (13), allocatedResourcesStatus (14) and
+// stopSignal (15): per pod, unshareable, and the largest part of what
+// decoding a running pod's status allocated.
+const (
+	statusConditions = 2
+	statusPodIPs     = 12
+)
+
+// conditionOf reads a PodCondition's type (1) and status (2), in place.
+func conditionOf(b []byte) (typ, status []byte) {
+	_ = eachField(b, func(num int, v []byte) error {
+		switch num {
+		case 1:
+			typ = v
+		case 2:
+			status = v
+		}
+		return nil
+	})
+	return typ, status
+}
+
+// impliedTrue says a condition is one impliedByReady, True.
+func impliedTrue(typ, status []byte) bool {
+	if string(status) != string(corev1.ConditionTrue) {
+		return false
+	}
+	switch corev1.PodConditionType(typ) {
+	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodScheduled:
+		return true
+	}
+	return false
+}
+
+var containerStatusLists = map[int]bool{8: true, 10: true, 13: true}
+
+func containerStatusDropped(num int) bool { return num == 8 || num >= 10 && num <= 15 }
+
+// appendPodStatus appends the Pod field status, holding st without what
+// sharePodStatus drops.
+func appendPodStatus(out, st []byte) ([]byte, error) {
+	// readyConditions, on the bytes: with a True Ready condition, the True
+	// conditions it implies are not decoded.
+	ready := false
+	_ = eachField(st, func(num int, v []byte) error {
+		if num == statusConditions {
+			if typ, status := conditionOf(v); string(typ) == string(corev1.PodReady) && string(status) == string(corev1.ConditionTrue) {
+				ready = true
+			}
+		}
+		return nil
+	})
+	return appendMessage(out, podStatusNumber, func(out []byte) ([]byte, error) {
+		err := eachFieldRaw(st, func(num int, field, v []byte) error {
+			switch {
+			case num == statusPodIPs:
+				return nil
+			case num == statusConditions && ready:
+				if impliedTrue(conditionOf(v)) {
+					return nil
+				}
+			case containerStatusLists[num]:
+				var err error
+				out, err = appendMessage(out, num, func(out []byte) ([]byte, error) {
+					err := eachFieldRaw(v, func(num int, field, _ []byte) error {
+						if !containerStatusDropped(num) {
+							out = append(out, field...)
+						}
+						return nil
+					})
+					return out, err
+				})
+				return err
+			}
+			out = append(out, field...)
+			return nil
+		})
+		return out, err
+	})
+}
+
+// appendMessage appends a length-delimited field num whose contents body
+// appends.
+func appendMessage(out []byte, num int, body func([]byte) ([]byte, error)) ([]byte, error) {
+	out = binary.AppendUvarint(out, uint64(num)<<3|2)
+	lenAt := len(out)
+	out = append(out, make([]byte, binary.MaxVarintLen64)...) // room for the length
+	start := len(out)
+	out, err := body(out)
+	if err != nil {
+		return out, err
+	}
+	l := binary.PutUvarint(out[lenAt:], uint64(len(out)-start))
+	return append(out[:lenAt+l], out[start:]...), nil
+}
 
 // tokenPattern is the protobuf encoding of a token volume's name as a
 // string field's contents: its length (21) and its prefix; the 5 bytes
@@ -51,9 +153,14 @@ func (tr *Trimmer) decodePod(pod *corev1.Pod, raw, scratch []byte) ([]byte, erro
 	var spec []byte
 	specs := 0
 	err := eachFieldRaw(raw, func(num int, field, v []byte) error {
-		if num == podSpecNumber {
+		switch num {
+		case podSpecNumber:
 			spec, specs = v, specs+1
 			return nil
+		case podStatusNumber:
+			var err error
+			rest, err = appendPodStatus(rest, v)
+			return err
 		}
 		rest = append(rest, field...)
 		return nil

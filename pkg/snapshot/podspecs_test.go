@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 )
 
 // TestPodSpecCacheGivesWhatTrimmingGives: pods decoded through the spec
@@ -32,7 +33,39 @@ func TestPodSpecCacheGivesWhatTrimmingGives(t *testing.T) {
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}}},
 				Volumes: []corev1.Volume{{Name: token, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}}}},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.0.%d", i)}}
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: fmt.Sprintf("10.0.0.%d", i),
+				PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.0.0.%d", i)}, {IP: fmt.Sprintf("fd00::%d", i)}}}}
+		// What a kubelet reports of each container, the parts the decoder
+		// skips (id, mounts, resources, user, stop signal) included.
+		status := func(name string, i int) corev1.ContainerStatus {
+			id := fmt.Sprintf("containerd://%064d", i)
+			sig := corev1.SIGTERM
+			return corev1.ContainerStatus{Name: name, Ready: true, RestartCount: int32(i), Image: template + ":1", ImageID: "sha256:abc",
+				ContainerID: id, Started: ptr.To(true),
+				State:                    corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Unix(int64(1000+i), 0)}},
+				LastTerminationState:     corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", ContainerID: id}},
+				AllocatedResources:       corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+				Resources:                &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")}},
+				VolumeMounts:             []corev1.VolumeMountStatus{{Name: token, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}},
+				User:                     &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{UID: 1000, GID: 1000}},
+				AllocatedResourcesStatus: []corev1.ResourceStatus{{Name: "claim:gpu"}},
+				StopSignal:               &sig}
+		}
+		// A kubelet's five conditions: ready pods lose four of them, db's
+		// (not ready) keep them all.
+		ready := corev1.ConditionTrue
+		if template == "db" {
+			ready = corev1.ConditionFalse
+		}
+		for j, typ := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
+			st := corev1.ConditionTrue
+			if typ == corev1.PodReady || typ == corev1.ContainersReady {
+				st = ready
+			}
+			p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: typ, Status: st, LastTransitionTime: metav1.Unix(int64(2000+10*i+j), 0)})
+		}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{status("app", i)}
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{status("init", i+100)}
 		switch template {
 		case "db": // a StatefulSet's pods: a hostname each
 			p.Spec.Hostname, p.Spec.Subdomain = p.Name, "db"
