@@ -27,7 +27,7 @@ var causesWant = map[string][]wantFinding{
 	// and failed BackoffLimitExceeded; the run due 2h ago (created later)
 	// ran past its deadline. Its last success is only in its status.
 	"job-failed": {
-		{doctor.Warning, "ec-batch/cronjob/export", `^the latest run of cronjob/export, job export-29410260 \(scheduled 6\dm ago\), failed \d+(?:m\d+s|[sm]) ago \(BackoffLimitExceeded: Job has reached the specified backoff limit\); the last 2 finished runs all failed, newest first: failed \(BackoffLimitExceeded\), failed \(DeadlineExceeded\); last success 26h ago \(the CronJob's lastSuccessfulTime; that Job is no longer kept\); its pod export-29410260-[a-z0-9]+ failed before any container ran: OutOfmemory: Pod was rejected`, 2},
+		{doctor.Warning, "ec-batch/cronjob/export", `^the latest run of cronjob/export, job export-29410260 \(scheduled [67]\dm ago\), failed \d+(?:m\d+s|[sm]) ago \(BackoffLimitExceeded: Job has reached the specified backoff limit\); the last 2 finished runs all failed, newest first: failed \(BackoffLimitExceeded\), failed \(DeadlineExceeded\); last success 26h ago \(the CronJob's lastSuccessfulTime; that Job is no longer kept\); its pod export-29410260-[a-z0-9]+ failed before any container ran: OutOfmemory: Pod was rejected`, 2},
 	},
 }
 

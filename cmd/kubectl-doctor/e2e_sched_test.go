@@ -12,9 +12,9 @@ var schedWant = map[string][]wantFinding{
 	// waited a minute only. testdata/scenarios/pending-taints: big-trainer
 	// (a look-alike there) asks for 8 GPUs where nodes have 4.
 	"unschedulable": {
-		{doctor.Warning, "es-apps/pod/big-report", `^pod big-report in namespace es-apps pending for 2\dm: it requests 512 CPU, more than any node's allocatable \(the largest has \d+ CPU\): it can never fit as the cluster is$`, 1},
-		{doctor.Warning, "es-apps/pod/checkout-0", `^2 bare pods in namespace es-apps pending for 2\dm: 0/\d+ nodes can take it: \d+ not matching its node selector/affinity, 1 cordoned \(worker-e\), 4 tainted \(dedicated=gpu:NoSchedule\), 1 short of 1 CPU \(es-busy: 1 CPU of 4 CPU free\); soonest fix: uncordon worker-e \(the cordon is its only obstacle\)$`, 2},
-		{doctor.Warning, "pt-ml/pod/big-trainer", `^pod big-trainer in namespace pt-ml pending for 2\dm: it requests 8 nvidia\.com/gpu, more than any node's allocatable \(the largest has 4 nvidia\.com/gpu\): it can never fit as the cluster is$`, 1},
+		{doctor.Warning, "es-apps/pod/big-report", `^pod big-report in namespace es-apps pending for [23]\dm: it requests 512 CPU, more than any node's allocatable \(the largest has \d+ CPU\): it can never fit as the cluster is$`, 1},
+		{doctor.Warning, "es-apps/pod/checkout-0", `^2 bare pods in namespace es-apps pending for [23]\dm: 0/\d+ nodes can take it: \d+ not matching its node selector/affinity, 1 cordoned \(worker-e\), 4 tainted \(dedicated=gpu:NoSchedule\), 1 short of 1 CPU \(es-busy: 1 CPU of 4 CPU free\); soonest fix: uncordon worker-e \(the cordon is its only obstacle\)$`, 2},
+		{doctor.Warning, "pt-ml/pod/big-trainer", `^pod big-trainer in namespace pt-ml pending for [23]\dm: it requests 8 nvidia\.com/gpu, more than any node's allocatable \(the largest has 4 nvidia\.com/gpu\): it can never fit as the cluster is$`, 1},
 	},
 	// The StatefulSet's class was never created, scratch names no class and
 	// there is no default, the CSI driver refuses uploads; the
@@ -22,7 +22,7 @@ var schedWant = map[string][]wantFinding{
 	"pvc-pending": {
 		{doctor.Warning, "es-data/statefulset/ledger", `^1 claim of statefulset/ledger pending for \d+(?:m\d+s|[sm]) \(data-ledger-0\): storageclass "fast-ssd" does not exist; 1 pod waits on it: ledger-0$`, 1},
 		{doctor.Warning, "es-data/persistentvolumeclaim/scratch", `^persistentvolumeclaim scratch pending for \d+(?:m\d+s|[sm]): it names no StorageClass and the cluster has no default StorageClass$`, 1},
-		{doctor.Warning, "es-data/persistentvolumeclaim/uploads", `^persistentvolumeclaim uploads pending for 2\dm: provisioning fails: failed to provision volume with StorageClass "es-standard": .*UnauthorizedOperation`, 1},
+		{doctor.Warning, "es-data/persistentvolumeclaim/uploads", `^persistentvolumeclaim uploads pending for [23]\dm: provisioning fails: failed to provision volume with StorageClass "es-standard": .*UnauthorizedOperation`, 1},
 	},
 	// nightly-export ran past its deadline (the real job controller failed
 	// it); the suspended warmup Job stays quiet.

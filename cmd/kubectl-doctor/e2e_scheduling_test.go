@@ -10,7 +10,7 @@ var schedulingWant = map[string][]wantFinding{
 	// without its toleration; big-trainer (tolerates it, waits for GPUs) and
 	// trainer-new (unschedulable for a minute) stay quiet.
 	"pending-taints": {
-		{doctor.Warning, "pt-ml/pod/trainer-0", `^3 bare pods in namespace pt-ml pending for 2\dm: every node they may use has a taint they do not tolerate: dedicated=gpu:NoSchedule \(2 nodes: pt-gpu-1, pt-gpu-2\)$`, 3},
+		{doctor.Warning, "pt-ml/pod/trainer-0", `^3 bare pods in namespace pt-ml pending for [23]\dm: every node they may use has a taint they do not tolerate: dedicated=gpu:NoSchedule \(2 nodes: pt-gpu-1, pt-gpu-2\)$`, 3},
 	},
 	// testdata/scenarios/node-pod-capacity: pc-full is full while queued-0
 	// waits for it; pc-busy is at 90%; pc-ok has room.
