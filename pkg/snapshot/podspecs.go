@@ -60,9 +60,10 @@ func impliedTrue(typ, status []byte) bool {
 	if string(status) != string(corev1.ConditionTrue) {
 		return false
 	}
-	switch corev1.PodConditionType(typ) {
-	case corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodScheduled:
-		return true
+	for t := range impliedByReady { // four types: no key made from the bytes
+		if string(typ) == string(t) {
+			return true
+		}
 	}
 	return false
 }
